@@ -1,0 +1,34 @@
+package io.sluice.gateway.broker;
+
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.AdminRequestKind;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The gateway's SBE client of the brokers' command, admin and topology APIs. Many requests may be in
+ * flight at once; every one has a deadline. Thread-safe.
+ * <p>
+ * Futures fail with {@link io.sluice.protocol.transport.RequestTimeoutException} when the deadline passes,
+ * {@link io.sluice.protocol.transport.PeerUnreachableException} when the broker cannot be reached, and
+ * {@link BrokerErrorException} when the broker answered with an error.
+ */
+public interface BrokerClient extends AutoCloseable
+{
+    /** Sends one admin request to exactly the named replica, with no retry. */
+    CompletableFuture<AdminResult> admin(PartitionReplica target, AdminRequestKind kind, long version, Duration timeout);
+
+    /**
+     * Appends a batch to a partition's leader, following NOT_LEADER answers and leader changes until the
+     * deadline; completes once the batch is committed by a quorum.
+     */
+    CompletableFuture<AppendResult> append(int partitionId, List<RecordToAppend> records, Duration timeout);
+
+    /** Asks one broker for the partitions it hosts. */
+    CompletableFuture<BrokerTopology> topology(int brokerId, Duration timeout);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,26 @@
+package io.sluice.gateway.topology;
+
+import io.sluice.gateway.broker.BrokerTopology;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * The gateway's picture of the cluster: the static distribution (every pair, even of a broker that is
+ * down) plus the live state last reported by each broker. Thread-safe; reads never block.
+ */
+public interface ClusterTopology
+{
+    PartitionDistribution distribution();
+
+    /** Whether the broker answered its latest topology request; false until it first does. */
+    boolean isReachable(int brokerId);
+
+    /** The latest state the replica's broker reported for it, or empty if its broker is unreachable. */
+    Optional<BrokerTopology.PartitionStatus> status(PartitionReplica replica);
+
+    /** The leader of the partition as last reported by a reachable replica with the highest term. */
+    OptionalInt leaderOf(int partitionId);
+}
