@@ -1,5 +1,6 @@
 package io.sluice.protocol.transport;
 
+import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 /**
@@ -13,4 +14,29 @@ public interface MessageWriter
 
     /** Writes exactly {@link #encodedLength()} bytes at {@code offset}. */
     void write(MutableDirectBuffer buffer, int offset);
+
+    /**
+     * A writer of bytes already encoded elsewhere. The bytes are read when the transport writes the
+     * frame (during {@code send}/{@code respond}), so the buffer may be reused once that call returns.
+     */
+    static MessageWriter of(final DirectBuffer buffer, final int offset, final int length)
+    {
+        if (offset < 0 || length < 0 || (long)offset + length > buffer.capacity())
+        {
+            throw new IndexOutOfBoundsException(
+                "offset=" + offset + " length=" + length + " capacity=" + buffer.capacity());
+        }
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return length;
+            }
+
+            public void write(final MutableDirectBuffer target, final int targetOffset)
+            {
+                target.putBytes(targetOffset, buffer, offset, length);
+            }
+        };
+    }
 }

@@ -1,0 +1,74 @@
+package io.sluice.protocol.transport;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.TooLongFrameException;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.List;
+
+import static io.sluice.protocol.transport.FrameDescriptor.CORRELATION_ID_LENGTH;
+import static io.sluice.protocol.transport.FrameDescriptor.FRAME_LENGTH_FIELD_LENGTH;
+import static io.sluice.protocol.transport.FrameDescriptor.MIN_FRAME_LENGTH;
+
+/**
+ * Splits the inbound stream into frames and hands each message to {@link #onMessage} as a reused
+ * view over the cumulation buffer: no slice, no copy, no allocation per frame. A length field that
+ * is negative, below {@link FrameDescriptor#MIN_FRAME_LENGTH} or above the maximum is a protocol
+ * violation: the decoder throws, and the connection's handler closes it.
+ */
+abstract class FrameDecoder extends ByteToMessageDecoder
+{
+    private final int maxFrameLength;
+    private final UnsafeBuffer view = new UnsafeBuffer(Frames.EMPTY);
+
+    FrameDecoder(final int maxFrameLength)
+    {
+        this.maxFrameLength = maxFrameLength;
+    }
+
+    @Override
+    protected final void decode(final ChannelHandlerContext ctx, final ByteBuf in, final List<Object> out)
+    {
+        while (in.readableBytes() >= FRAME_LENGTH_FIELD_LENGTH && ctx.channel().isActive())
+        {
+            final int start = in.readerIndex();
+            final int frameLength = in.getIntLE(start);
+            if (frameLength < MIN_FRAME_LENGTH)
+            {
+                in.skipBytes(in.readableBytes());
+                throw new CorruptedFrameException("frame length " + frameLength + " below the minimum " +
+                    MIN_FRAME_LENGTH);
+            }
+            if (frameLength > maxFrameLength)
+            {
+                in.skipBytes(in.readableBytes());
+                throw new TooLongFrameException("frame length " + frameLength + " exceeds maxFrameLength " +
+                    maxFrameLength);
+            }
+            if (in.readableBytes() < FRAME_LENGTH_FIELD_LENGTH + frameLength)
+            {
+                return;
+            }
+            final int correlationIdIndex = start + FRAME_LENGTH_FIELD_LENGTH;
+            final long correlationId = in.getLongLE(correlationIdIndex);
+            final int messageIndex = correlationIdIndex + CORRELATION_ID_LENGTH;
+            final int messageLength = FrameDescriptor.messageLength(frameLength);
+            in.readerIndex(start + FRAME_LENGTH_FIELD_LENGTH + frameLength);
+            Frames.wrap(view, in, messageIndex, messageLength);
+            try
+            {
+                onMessage(ctx, correlationId, view, messageLength);
+            }
+            finally
+            {
+                view.wrap(Frames.EMPTY);
+            }
+        }
+    }
+
+    /** The view is valid only during the call. */
+    protected abstract void onMessage(ChannelHandlerContext ctx, long correlationId, UnsafeBuffer message, int length);
+}
