@@ -1,0 +1,136 @@
+package io.sluice.gateway.broker;
+
+import io.sluice.protocol.codecs.AdminRequestEncoder;
+import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.AppendRequestEncoder;
+import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.TopologyRequestEncoder;
+import io.sluice.protocol.transport.MessageWriter;
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * The gateway's outbound requests as {@link MessageWriter}s. Each request keeps only its values; the
+ * encoders are reused per thread because the transport may call {@code write} on any of its threads.
+ */
+final class RequestWriters
+{
+    private static final ThreadLocal<Encoders> ENCODERS = ThreadLocal.withInitial(Encoders::new);
+
+    private RequestWriters()
+    {
+    }
+
+    static MessageWriter admin(final int brokerId, final int partitionId, final AdminRequestKind kind, final long version)
+    {
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final Encoders encoders = ENCODERS.get();
+                encoders.admin.wrapAndApplyHeader(buffer, offset, encoders.header)
+                    .brokerId(brokerId)
+                    .partitionId(partitionId)
+                    .kind(kind)
+                    .version(version);
+            }
+        };
+    }
+
+    static MessageWriter topology(final int brokerId)
+    {
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + TopologyRequestEncoder.BLOCK_LENGTH;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final Encoders encoders = ENCODERS.get();
+                encoders.topology.wrapAndApplyHeader(buffer, offset, encoders.header).brokerId(brokerId);
+            }
+        };
+    }
+
+    /** An append request; the records' keys are turned into UTF-8 once, here, so every retry reuses them. */
+    static AppendWriter append(final int partitionId, final List<RecordToAppend> records)
+    {
+        return new AppendWriter(partitionId, records);
+    }
+
+    static final class AppendWriter implements MessageWriter
+    {
+        private static final byte[] NO_KEY = new byte[0];
+
+        private final int partitionId;
+        private final List<RecordToAppend> records;
+        private final byte[][] keys;
+        private final int encodedLength;
+
+        AppendWriter(final int partitionId, final List<RecordToAppend> records)
+        {
+            if (records.isEmpty() || records.size() > AppendRequestEncoder.RecordsEncoder.countMaxValue())
+            {
+                throw new IllegalArgumentException("partition " + partitionId + ": a batch holds 1.." +
+                    AppendRequestEncoder.RecordsEncoder.countMaxValue() + " records, was " + records.size());
+            }
+            this.partitionId = partitionId;
+            this.records = records;
+            this.keys = new byte[records.size()][];
+            long length = MessageHeaderEncoder.ENCODED_LENGTH + AppendRequestEncoder.BLOCK_LENGTH +
+                AppendRequestEncoder.RecordsEncoder.sbeHeaderSize();
+            for (int i = 0; i < keys.length; i++)
+            {
+                final RecordToAppend record = records.get(i);
+                keys[i] = record.key() == null ? NO_KEY : record.key().getBytes(StandardCharsets.UTF_8);
+                length += AppendRequestEncoder.RecordsEncoder.sbeBlockLength() +
+                    AppendRequestEncoder.RecordsEncoder.keyHeaderLength() + keys[i].length +
+                    AppendRequestEncoder.RecordsEncoder.payloadHeaderLength() + record.payload().length;
+            }
+            if (length > Integer.MAX_VALUE)
+            {
+                throw new IllegalArgumentException("partition " + partitionId + ": batch of " + length + " bytes is too large");
+            }
+            this.encodedLength = (int)length;
+        }
+
+        public int encodedLength()
+        {
+            return encodedLength;
+        }
+
+        public void write(final MutableDirectBuffer buffer, final int offset)
+        {
+            final Encoders encoders = ENCODERS.get();
+            final AppendRequestEncoder.RecordsEncoder group = encoders.append
+                .wrapAndApplyHeader(buffer, offset, encoders.header)
+                .partitionId(partitionId)
+                .recordsCount(keys.length);
+            for (int i = 0; i < keys.length; i++)
+            {
+                final RecordToAppend record = records.get(i);
+                group.next()
+                    .timestamp(record.timestamp())
+                    .putKey(keys[i], 0, keys[i].length)
+                    .putPayload(record.payload(), 0, record.payload().length);
+            }
+        }
+    }
+
+    private static final class Encoders
+    {
+        final MessageHeaderEncoder header = new MessageHeaderEncoder();
+        final AdminRequestEncoder admin = new AdminRequestEncoder();
+        final AppendRequestEncoder append = new AppendRequestEncoder();
+        final TopologyRequestEncoder topology = new TopologyRequestEncoder();
+    }
+}

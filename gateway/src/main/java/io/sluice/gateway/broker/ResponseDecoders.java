@@ -1,0 +1,209 @@
+package io.sluice.gateway.broker;
+
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.AdminResponseDecoder;
+import io.sluice.protocol.codecs.AppendResponseDecoder;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ErrorResponseDecoder;
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.codecs.TopologyResponseDecoder;
+import org.agrona.DirectBuffer;
+
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Decodes the brokers' answers with reusable per-thread decoders. An ErrorResponse becomes a
+ * {@link BrokerErrorException}; anything that does not decode cleanly (other schema, unexpected template,
+ * truncated, out-of-range values) becomes a {@link MalformedResponseException} — never a hang or a partial result.
+ */
+final class ResponseDecoders
+{
+    private static final ThreadLocal<ResponseDecoders> DECODERS = ThreadLocal.withInitial(ResponseDecoders::new);
+
+    private final MessageHeaderDecoder header = new MessageHeaderDecoder();
+    private final AdminResponseDecoder admin = new AdminResponseDecoder();
+    private final AppendResponseDecoder append = new AppendResponseDecoder();
+    private final TopologyResponseDecoder topology = new TopologyResponseDecoder();
+    private final ErrorResponseDecoder error = new ErrorResponseDecoder();
+
+    static ResponseDecoders get()
+    {
+        return DECODERS.get();
+    }
+
+    AdminResult decodeAdmin(final DirectBuffer buffer, final PartitionReplica target)
+    {
+        final String what = target.toString();
+        try
+        {
+            final int length = checkHeader(buffer, AdminResponseDecoder.TEMPLATE_ID, what);
+            admin.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            checkLimit(admin.limit(), length, what);
+            if (admin.brokerId() != target.brokerId() || admin.partitionId() != target.partitionId())
+            {
+                throw new MalformedResponseException(what + ": answer is for partition " + admin.partitionId() +
+                    " on broker " + admin.brokerId());
+            }
+            final ExportingState state = admin.exportingState();
+            if (state == ExportingState.SBE_UNKNOWN || state == ExportingState.NULL_VAL)
+            {
+                throw new MalformedResponseException(what + ": unknown exporting state " + admin.exportingStateRaw());
+            }
+            return new AdminResult(target, state, admin.version(), admin.exportedPosition(), admin.lastPosition());
+        }
+        catch (final BrokerErrorException | MalformedResponseException e)
+        {
+            throw e;
+        }
+        catch (final RuntimeException e)
+        {
+            throw new MalformedResponseException(what + ": undecodable admin response: " + e, e);
+        }
+    }
+
+    AppendResult decodeAppend(final DirectBuffer buffer, final int brokerId, final int partitionId)
+    {
+        final String what = "partition " + partitionId + " on broker " + brokerId;
+        try
+        {
+            final int length = checkHeader(buffer, AppendResponseDecoder.TEMPLATE_ID, what);
+            append.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            checkLimit(append.limit(), length, what);
+            if (append.partitionId() != partitionId || append.firstPosition() < 0 || append.count() < 1)
+            {
+                throw new MalformedResponseException(what + ": bad append answer (partition " + append.partitionId() +
+                    ", firstPosition " + append.firstPosition() + ", count " + append.count() + ")");
+            }
+            return new AppendResult(partitionId, append.firstPosition(), append.count());
+        }
+        catch (final BrokerErrorException | MalformedResponseException e)
+        {
+            throw e;
+        }
+        catch (final RuntimeException e)
+        {
+            throw new MalformedResponseException(what + ": undecodable append response: " + e, e);
+        }
+    }
+
+    BrokerTopology decodeTopology(final DirectBuffer buffer, final int brokerId)
+    {
+        final String what = "broker " + brokerId;
+        try
+        {
+            final int length = checkHeader(buffer, TopologyResponseDecoder.TEMPLATE_ID, what);
+            topology.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            if (topology.brokerId() != brokerId)
+            {
+                throw new MalformedResponseException(what + ": answered as broker " + topology.brokerId());
+            }
+            final List<BrokerTopology.PartitionStatus> partitions = new ArrayList<>();
+            for (final TopologyResponseDecoder.PartitionsDecoder p : topology.partitions())
+            {
+                final int partitionId = p.partitionId();
+                final PartitionRole role = p.role();
+                final long term = p.term();
+                final int leaderId = p.leaderId();
+                final ExportingState exportingState = p.exportingState();
+                final long stateVersion = p.exportingStateVersion();
+                final long lastPosition = p.lastPosition();
+                final long exportedPosition = p.exportedPosition();
+                final Map<String, Long> exporterPositions = new HashMap<>();
+                for (final TopologyResponseDecoder.PartitionsDecoder.ExportersDecoder e : p.exporters())
+                {
+                    final long position = e.position();
+                    checkVarData(buffer, topology.limit(), length, what);
+                    exporterPositions.put(e.exporterId(), position);
+                    checkLimit(topology.limit(), length, what);
+                }
+                checkLimit(topology.limit(), length, what);
+                if (role == PartitionRole.SBE_UNKNOWN || role == PartitionRole.NULL_VAL)
+                {
+                    throw new MalformedResponseException(what + ": partition " + partitionId + " has unknown role " + p.roleRaw());
+                }
+                partitions.add(new BrokerTopology.PartitionStatus(partitionId, role, term, leaderId,
+                    exportingState == ExportingState.SBE_UNKNOWN || exportingState == ExportingState.NULL_VAL ?
+                        null : exportingState,
+                    stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions)));
+            }
+            checkLimit(topology.limit(), length, what);
+            return new BrokerTopology(brokerId, List.copyOf(partitions));
+        }
+        catch (final BrokerErrorException | MalformedResponseException e)
+        {
+            throw e;
+        }
+        catch (final RuntimeException e)
+        {
+            throw new MalformedResponseException(what + ": undecodable topology response: " + e, e);
+        }
+    }
+
+    /** Checks schema and template; turns an ErrorResponse into a {@link BrokerErrorException}. Returns the length. */
+    private int checkHeader(final DirectBuffer buffer, final int expectedTemplateId, final String what)
+    {
+        final int length = buffer.capacity();
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
+        {
+            throw new MalformedResponseException(what + ": answer of " + length + " bytes is shorter than a header");
+        }
+        header.wrap(buffer, 0);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            throw new MalformedResponseException(what + ": answer has schema " + header.schemaId() +
+                ", expected " + MessageHeaderDecoder.SCHEMA_ID);
+        }
+        if (MessageHeaderDecoder.ENCODED_LENGTH + header.blockLength() > length)
+        {
+            throw new MalformedResponseException(what + ": answer block of " + header.blockLength() +
+                " bytes exceeds the " + length + "-byte frame");
+        }
+        final int templateId = header.templateId();
+        if (templateId == ErrorResponseDecoder.TEMPLATE_ID)
+        {
+            throw decodeError(buffer, length, what);
+        }
+        if (templateId != expectedTemplateId)
+        {
+            throw new MalformedResponseException(what + ": unexpected answer template " + templateId +
+                ", expected " + expectedTemplateId);
+        }
+        return length;
+    }
+
+    private BrokerErrorException decodeError(final DirectBuffer buffer, final int length, final String what)
+    {
+        error.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+        final ErrorCode code = error.code();
+        final int leaderId = error.leaderId();
+        checkVarData(buffer, error.limit(), length, what);
+        final String message = error.message();
+        checkLimit(error.limit(), length, what);
+        return new BrokerErrorException(code == null ? ErrorCode.SBE_UNKNOWN : code, leaderId,
+            message.isEmpty() ? what + ": " + code : message);
+    }
+
+    /** Checks a var-data length before the codec allocates for it: garbage must not become a 2 GiB array. */
+    private static void checkVarData(final DirectBuffer buffer, final int limit, final int length, final String what)
+    {
+        if (limit + Integer.BYTES > length ||
+            limit + Integer.BYTES + (buffer.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL) > length)
+        {
+            throw new MalformedResponseException(what + ": variable-length field runs past its " + length + "-byte frame");
+        }
+    }
+
+    private static void checkLimit(final int limit, final int length, final String what)
+    {
+        if (limit > length)
+        {
+            throw new MalformedResponseException(what + ": answer runs past its " + length + "-byte frame");
+        }
+    }
+}

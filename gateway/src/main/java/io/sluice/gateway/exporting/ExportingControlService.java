@@ -1,0 +1,360 @@
+package io.sluice.gateway.exporting;
+
+import io.sluice.gateway.broker.AdminResult;
+import io.sluice.gateway.broker.BrokerClient;
+import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.BrokerTopology;
+import io.sluice.gateway.topology.ClusterTopology;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.transport.PeerUnreachableException;
+import io.sluice.protocol.transport.RequestTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.stereotype.Service;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Pauses, soft-pauses and resumes exporting on (broker, partition) pairs, and reports their state.
+ * <p>
+ * An operation validates its targets before anything is sent, picks one version for all of them (the
+ * latest version wins on every replica), and sends one admin request per pair at once, each with the
+ * request timeout; pairs of a broker the topology knows to be unreachable fail at once. A pair succeeded
+ * only if its replica answered holding the asked-for state, durably. The answer lists every pair with its
+ * outcome; the operation never completes exceptionally. Thread-safe.
+ */
+@Service
+public class ExportingControlService
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ExportingControlService.class);
+    private static final int MAX_LOGGED_FAILURES = 8;
+
+    /** Lets the broker client's own deadline win, so its message is the one reported. */
+    private static final Duration DEADLINE_GRACE = Duration.ofMillis(250);
+
+    private final BrokerClient brokerClient;
+    private final ClusterTopology topology;
+    private final Duration requestTimeout;
+    private final ExportingVersionSequence versions;
+
+    @Autowired
+    public ExportingControlService(
+        final BrokerClient brokerClient,
+        final ClusterTopology topology,
+        @Value("${sluice.gateway.request-timeout:5s}") final Duration requestTimeout,
+        final ObjectProvider<Clock> clock)
+    {
+        this(brokerClient, topology, requestTimeout, clock.getIfAvailable(Clock::systemUTC));
+    }
+
+    public ExportingControlService(
+        final BrokerClient brokerClient, final ClusterTopology topology, final Duration requestTimeout, final Clock clock)
+    {
+        if (requestTimeout.isNegative() || requestTimeout.isZero())
+        {
+            throw new IllegalArgumentException("sluice.gateway.request-timeout must be positive, was " + requestTimeout);
+        }
+        this.brokerClient = brokerClient;
+        this.topology = topology;
+        this.requestTimeout = requestTimeout;
+        this.versions = new ExportingVersionSequence(clock);
+    }
+
+    /**
+     * Pauses (or soft-pauses) exporting on the targets, or on every pair of the distribution.
+     *
+     * @throws InvalidTargetsException before anything is sent, if a target is not a pair of the distribution.
+     */
+    public CompletableFuture<ExportingOperationResult> pause(final boolean soft, final Optional<List<PartitionReplica>> targets)
+    {
+        return execute(soft ? ExportingOperation.SOFT_PAUSE : ExportingOperation.PAUSE, targets);
+    }
+
+    /**
+     * Resumes exporting on the targets, or on every pair of the distribution.
+     *
+     * @throws InvalidTargetsException before anything is sent, if a target is not a pair of the distribution.
+     */
+    public CompletableFuture<ExportingOperationResult> resume(final Optional<List<PartitionReplica>> targets)
+    {
+        return execute(ExportingOperation.RESUME, targets);
+    }
+
+    /** Every pair's exporting state as its broker last reported it; never calls a broker. */
+    public ExportingStatus status()
+    {
+        final List<ExportingStatus.PairStatus> pairs = new ArrayList<>();
+        String common = null;
+        for (final PartitionReplica replica : topology.distribution().replicas())
+        {
+            final Optional<BrokerTopology.PartitionStatus> reported =
+                topology.isReachable(replica.brokerId()) ? topology.status(replica) : Optional.empty();
+            final ExportingStatus.PairStatus pair = reported
+                .map(status -> new ExportingStatus.PairStatus(
+                    replica.brokerId(),
+                    replica.partitionId(),
+                    roleName(status),
+                    stateName(status.exportingState()),
+                    status.exportedPosition(),
+                    status.lastPosition()))
+                .orElseGet(() -> new ExportingStatus.PairStatus(
+                    replica.brokerId(), replica.partitionId(), ExportingStatus.UNKNOWN, ExportingStatus.UNKNOWN, -1, -1));
+            pairs.add(pair);
+            common = common == null || common.equals(pair.state()) ? pair.state() : ExportingStatus.MIXED;
+        }
+        return new ExportingStatus(common == null ? ExportingStatus.UNKNOWN : common, pairs);
+    }
+
+    public Duration requestTimeout()
+    {
+        return requestTimeout;
+    }
+
+    private CompletableFuture<ExportingOperationResult> execute(
+        final ExportingOperation operation, final Optional<List<PartitionReplica>> requested)
+    {
+        final List<PartitionReplica> targets = resolveTargets(requested);
+        final long version = versions.next(highestReportedVersion());
+        final long startNanos = System.nanoTime();
+
+        final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
+        for (final PartitionReplica target : targets)
+        {
+            pending.add(send(operation, target, version));
+        }
+
+        return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->
+        {
+            final List<TargetResult> results = new ArrayList<>(pending.size());
+            for (final CompletableFuture<TargetResult> future : pending)
+            {
+                results.add(future.join());
+            }
+            final ExportingOperationResult result = new ExportingOperationResult(
+                operation, ExportingOutcome.summarise(results.stream().map(TargetResult::outcome).toList()), results);
+            log(result, version, System.nanoTime() - startNanos);
+            return result;
+        });
+    }
+
+    private List<PartitionReplica> resolveTargets(final Optional<List<PartitionReplica>> requested)
+    {
+        final PartitionDistribution distribution = topology.distribution();
+        if (requested.isEmpty())
+        {
+            return distribution.replicas();
+        }
+        final List<PartitionReplica> given = requested.get();
+        if (given.isEmpty())
+        {
+            throw new InvalidTargetsException("targets must not be empty; omit the body to act on every pair");
+        }
+        final LinkedHashSet<PartitionReplica> unique = new LinkedHashSet<>();
+        for (final PartitionReplica target : given)
+        {
+            if (target == null)
+            {
+                throw new InvalidTargetsException("a target must be {\"brokerId\": <int>, \"partitionId\": <int>}");
+            }
+            if (!distribution.contains(target))
+            {
+                throw new InvalidTargetsException(describeOutsider(distribution, target));
+            }
+            unique.add(target);
+        }
+        return unique.stream().sorted().toList();
+    }
+
+    private static String describeOutsider(final PartitionDistribution distribution, final PartitionReplica target)
+    {
+        if (!distribution.isBroker(target.brokerId()))
+        {
+            return target + " is not in the cluster: broker " + target.brokerId() + " does not exist (brokers are 0.." +
+                (distribution.brokerCount() - 1) + ")";
+        }
+        if (!distribution.isPartition(target.partitionId()))
+        {
+            return target + " is not in the cluster: partition " + target.partitionId() +
+                " does not exist (partitions are 1.." + distribution.partitionCount() + ")";
+        }
+        return target + " is not in the cluster: partition " + target.partitionId() + " is replicated on brokers " +
+            distribution.replicasOf(target.partitionId());
+    }
+
+    /** The highest version any reachable replica reported, so a new version beats it even across clock skew. */
+    private long highestReportedVersion()
+    {
+        long highest = 0;
+        for (final PartitionReplica replica : topology.distribution().replicas())
+        {
+            final Optional<BrokerTopology.PartitionStatus> status = topology.status(replica);
+            if (status.isPresent())
+            {
+                highest = Math.max(highest, status.get().exportingStateVersion());
+            }
+        }
+        return highest;
+    }
+
+    private CompletableFuture<TargetResult> send(
+        final ExportingOperation operation, final PartitionReplica target, final long version)
+    {
+        if (!topology.isReachable(target.brokerId()))
+        {
+            return CompletableFuture.completedFuture(
+                TargetResult.failed(target, "broker " + target.brokerId() + " unreachable"));
+        }
+        final CompletableFuture<AdminResult> answer;
+        try
+        {
+            answer = brokerClient.admin(target, operation.requestKind(), version, requestTimeout);
+        }
+        catch (final RuntimeException e)
+        {
+            return CompletableFuture.completedFuture(classifyFailure(target, e));
+        }
+        return answer
+            .orTimeout(requestTimeout.plus(DEADLINE_GRACE).toMillis(), TimeUnit.MILLISECONDS)
+            .handle((result, error) -> error == null ?
+                classifyAnswer(operation, target, version, result) : classifyFailure(target, error));
+    }
+
+    private static TargetResult classifyAnswer(
+        final ExportingOperation operation, final PartitionReplica target, final long version, final AdminResult answer)
+    {
+        if (answer == null)
+        {
+            return TargetResult.failed(target, target + ": empty answer");
+        }
+        final ExportingState held = answer.state();
+        if (held == operation.targetState() && answer.version() >= version)
+        {
+            return TargetResult.succeeded(target);
+        }
+        if (answer.version() > version)
+        {
+            return TargetResult.failed(target, target + ": a newer request won: the replica holds " + stateName(held) +
+                " at version " + answer.version() + ", newer than this " + operation + " (version " + version + ")");
+        }
+        return TargetResult.failed(target, target + ": answered " + stateName(held) + " at version " + answer.version() +
+            " to " + operation + " at version " + version);
+    }
+
+    private TargetResult classifyFailure(final PartitionReplica target, final Throwable failure)
+    {
+        final Throwable cause = unwrap(failure);
+        if (cause instanceof RequestTimeoutException || cause instanceof TimeoutException)
+        {
+            return TargetResult.timedOut(target, target + ": no answer within " + requestTimeout.toMillis() + " ms");
+        }
+        if (cause instanceof PeerUnreachableException)
+        {
+            return TargetResult.failed(target, target + ": broker " + target.brokerId() + " unreachable" +
+                (cause.getMessage() == null ? "" : " (" + cause.getMessage() + ")"));
+        }
+        if (cause instanceof BrokerErrorException brokerError)
+        {
+            return TargetResult.failed(target, target + ": " + describe(brokerError));
+        }
+        return TargetResult.failed(target, target + ": " + cause.getClass().getSimpleName() +
+            (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
+    }
+
+    private static String describe(final BrokerErrorException error)
+    {
+        final ErrorCode code = error.code();
+        final String message = error.getMessage();
+        if (code == ErrorCode.NOT_LEADER)
+        {
+            return "not leader" + (error.leaderId() >= 0 ? " (leader is " + error.leaderId() + ")" : " (no leader known)");
+        }
+        final String name = code == null ? "error" : code.name().toLowerCase().replace('_', ' ');
+        return message == null || message.isBlank() ? name : name + ": " + message;
+    }
+
+    private static Throwable unwrap(final Throwable failure)
+    {
+        Throwable cause = failure;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null)
+        {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+
+    private static String roleName(final BrokerTopology.PartitionStatus status)
+    {
+        if (status.role() == null)
+        {
+            return ExportingStatus.UNKNOWN;
+        }
+        return switch (status.role())
+        {
+            case LEADER, FOLLOWER, CANDIDATE, INACTIVE -> status.role().name();
+            default -> ExportingStatus.UNKNOWN;
+        };
+    }
+
+    private static String stateName(final ExportingState state)
+    {
+        if (state == null)
+        {
+            return ExportingStatus.UNKNOWN;
+        }
+        return switch (state)
+        {
+            case EXPORTING, PAUSED, SOFT_PAUSED -> state.name();
+            default -> ExportingStatus.UNKNOWN;
+        };
+    }
+
+    private static void log(final ExportingOperationResult result, final long version, final long elapsedNanos)
+    {
+        final StringBuilder line = new StringBuilder(128)
+            .append(result.operation()).append(" version ").append(version).append(": ")
+            .append(result.result()).append(", ")
+            .append(result.targets().size()).append(" targets, ")
+            .append(result.count(ExportingOutcome.SUCCEEDED)).append(" succeeded, ")
+            .append(result.count(ExportingOutcome.FAILED)).append(" failed, ")
+            .append(result.count(ExportingOutcome.TIMED_OUT)).append(" timed out in ")
+            .append(TimeUnit.NANOSECONDS.toMillis(elapsedNanos)).append(" ms");
+        int logged = 0;
+        for (final TargetResult target : result.targets())
+        {
+            if (target.outcome() != ExportingOutcome.SUCCEEDED)
+            {
+                if (logged == MAX_LOGGED_FAILURES)
+                {
+                    line.append("; ...");
+                    break;
+                }
+                line.append(logged == 0 ? "; " : ", ").append(target.error());
+                logged++;
+            }
+        }
+        if (result.result() == ExportingOutcome.SUCCEEDED)
+        {
+            LOG.info("{}", line);
+        }
+        else
+        {
+            LOG.warn("{}", line);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package io.sluice.gateway.management;
+
+import java.util.List;
+
+/** What {@code /actuator/partitions} and {@code /actuator/topology} answer: every broker and every pair. */
+public record ClusterView(
+    int clusterSize, int partitionCount, int replicationFactor, List<Broker> brokers, List<Partition> partitions)
+{
+    /** {@code reason} says why an unreachable broker is so, or is null. */
+    public record Broker(int brokerId, String address, boolean reachable, String reason)
+    {
+    }
+
+    /** {@code leaderId} is -1 when no reachable replica reports being leader. */
+    public record Partition(int partitionId, int leaderId, String health, List<Replica> replicas)
+    {
+    }
+
+    /** Role is UNKNOWN, term and positions -1, when the broker is unreachable. */
+    public record Replica(
+        int brokerId, String role, long term, boolean reachable, int leaderId, long lastPosition, long exportedPosition)
+    {
+    }
+}

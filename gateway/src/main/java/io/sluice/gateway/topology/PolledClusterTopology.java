@@ -1,0 +1,235 @@
+package io.sluice.gateway.topology;
+
+import io.sluice.gateway.broker.BrokerClient;
+import io.sluice.gateway.broker.BrokerTopology;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.PartitionRole;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * {@link ClusterTopology} kept fresh by polling every broker's topology API.
+ * <p>
+ * Every {@code pollInterval} each broker without a poll in flight is asked, all concurrently, with a
+ * {@code pollTimeout} deadline. A failed or timed-out poll marks the broker unreachable at once and drops
+ * its partitions' live state, so a dead broker is noticed within about interval + timeout.
+ * <p>
+ * Thread-safety: each broker's state is one immutable {@link BrokerView} swapped atomically, so readers
+ * never block and always see one consistent answer per broker.
+ */
+public final class PolledClusterTopology implements ClusterTopology, AutoCloseable
+{
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
+    public static final Duration DEFAULT_POLL_TIMEOUT = Duration.ofMillis(1500);
+
+    private static final Logger LOG = LoggerFactory.getLogger(PolledClusterTopology.class);
+
+    private final PartitionDistribution distribution;
+    private final BrokerClient client;
+    private final Duration pollInterval;
+    private final Duration pollTimeout;
+    private final AtomicReferenceArray<BrokerView> views;
+    private final AtomicBoolean[] polling;
+    private final ScheduledExecutorService scheduler;
+
+    public PolledClusterTopology(
+        final PartitionDistribution distribution,
+        final BrokerClient client,
+        final Duration pollInterval,
+        final Duration pollTimeout)
+    {
+        this.distribution = distribution;
+        this.client = client;
+        this.pollInterval = pollInterval;
+        this.pollTimeout = pollTimeout;
+        this.views = new AtomicReferenceArray<>(distribution.brokerCount());
+        this.polling = new AtomicBoolean[distribution.brokerCount()];
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            views.set(b, BrokerView.unreachable("not polled yet", 0));
+            polling[b] = new AtomicBoolean();
+        }
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable ->
+        {
+            final Thread thread = new Thread(runnable, "sluice-topology-poller");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    /** Starts polling; the first round goes out at once. */
+    public PolledClusterTopology start()
+    {
+        scheduler.scheduleWithFixedDelay(this::pollAll, 0, pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    @Override
+    public void close()
+    {
+        scheduler.shutdownNow();
+    }
+
+    @Override
+    public PartitionDistribution distribution()
+    {
+        return distribution;
+    }
+
+    @Override
+    public boolean isReachable(final int brokerId)
+    {
+        return distribution.isBroker(brokerId) && views.get(brokerId).reachable();
+    }
+
+    @Override
+    public Optional<BrokerTopology.PartitionStatus> status(final PartitionReplica replica)
+    {
+        if (!distribution.contains(replica))
+        {
+            return Optional.empty();
+        }
+        final BrokerView view = views.get(replica.brokerId());
+        return view.reachable() ? Optional.ofNullable(view.partitions().get(replica.partitionId())) : Optional.empty();
+    }
+
+    @Override
+    public OptionalInt leaderOf(final int partitionId)
+    {
+        if (!distribution.isPartition(partitionId))
+        {
+            return OptionalInt.empty();
+        }
+        int leader = -1;
+        long leaderTerm = Long.MIN_VALUE;
+        for (final int brokerId : distribution.replicasOf(partitionId))
+        {
+            final BrokerView view = views.get(brokerId);
+            final BrokerTopology.PartitionStatus status = view.reachable() ? view.partitions().get(partitionId) : null;
+            if (status != null && status.role() == PartitionRole.LEADER && status.term() > leaderTerm)
+            {
+                leader = brokerId;
+                leaderTerm = status.term();
+            }
+        }
+        return leader < 0 ? OptionalInt.empty() : OptionalInt.of(leader);
+    }
+
+    /** Why the broker is unreachable (the last poll's failure), or empty while it answers. */
+    public Optional<String> unreachableReason(final int brokerId)
+    {
+        final BrokerView view = views.get(brokerId);
+        return view.reachable() ? Optional.empty() : Optional.of(view.failure());
+    }
+
+    /** Whether every partition has a reachable leader. */
+    public boolean everyPartitionHasLeader()
+    {
+        for (int p = 1; p <= distribution.partitionCount(); p++)
+        {
+            if (leaderOf(p).isEmpty())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void pollAll()
+    {
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            final int brokerId = b;
+            if (!polling[brokerId].compareAndSet(false, true))
+            {
+                continue;
+            }
+            final long startedNanos = System.nanoTime();
+            CompletableFuture<BrokerTopology> poll;
+            try
+            {
+                poll = client.topology(brokerId, pollTimeout);
+            }
+            catch (final RuntimeException e)
+            {
+                poll = CompletableFuture.failedFuture(e);
+            }
+            poll.whenComplete((topology, error) ->
+            {
+                try
+                {
+                    onPolled(brokerId, topology, error, startedNanos);
+                }
+                finally
+                {
+                    polling[brokerId].set(false);
+                }
+            });
+        }
+    }
+
+    private void onPolled(final int brokerId, final BrokerTopology topology, final Throwable error, final long startedNanos)
+    {
+        final BrokerView previous = views.get(brokerId);
+        if (error == null)
+        {
+            final Map<Integer, BrokerTopology.PartitionStatus> partitions = new HashMap<>();
+            for (final BrokerTopology.PartitionStatus status : topology.partitions())
+            {
+                // Only the pairs of the static distribution count; a stray group must not confuse routing.
+                if (distribution.contains(brokerId, status.partitionId()))
+                {
+                    partitions.put(status.partitionId(), status);
+                }
+            }
+            views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, startedNanos));
+            if (!previous.reachable())
+            {
+                LOG.info("broker {} at {} is reachable ({} partitions reported)",
+                    brokerId, distribution.commandAddress(brokerId), partitions.size());
+            }
+        }
+        else
+        {
+            final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
+                error.getCause() : error;
+            final String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+            views.set(brokerId, BrokerView.unreachable(reason, startedNanos));
+            if (previous.reachable())
+            {
+                LOG.warn("broker {} at {} is unreachable: {}", brokerId, distribution.commandAddress(brokerId), reason);
+            }
+        }
+    }
+
+    /** One broker as last polled. Immutable. */
+    private record BrokerView(
+        boolean reachable, Map<Integer, BrokerTopology.PartitionStatus> partitions, String failure, long polledAtNanos)
+    {
+        static BrokerView unreachable(final String failure, final long polledAtNanos)
+        {
+            return new BrokerView(false, Map.of(), failure, polledAtNanos);
+        }
+    }
+
+    /** The partitions of the distribution, for callers that list pairs. */
+    public List<PartitionReplica> replicas()
+    {
+        return distribution.replicas();
+    }
+}
