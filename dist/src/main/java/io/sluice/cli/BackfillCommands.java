@@ -1,0 +1,283 @@
+package io.sluice.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import tools.jackson.databind.JsonNode;
+
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/** {@code admin backfill start|status|cancel}: CONTRACT §3 "Reset to latest and backfill". */
+@Command(
+    name = "backfill",
+    mixinStandardHelpOptions = true,
+    description = "Reset a lagging exporter to the latest positions and backfill the skipped ranges.",
+    subcommands = {BackfillCommands.Start.class, BackfillCommands.Status.class, BackfillCommands.Cancel.class})
+final class BackfillCommands implements Callable<Integer>
+{
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call()
+    {
+        throw new CommandLine.ParameterException(spec.commandLine(), "choose a command: start, status or cancel");
+    }
+
+    @Command(
+        name = "start",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Move EXPORTER to each partition's latest committed position and export the skipped ranges",
+            "with N supervised tasks. Try --dry-run first: it prints the plan and changes nothing."})
+    static final class Start implements Callable<Integer>
+    {
+        private final CliConsole console;
+
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        GatewayOptions gateway;
+
+        @Parameters(index = "0", paramLabel = "EXPORTER", description = "Exporter id, e.g. file.")
+        String exporterId;
+
+        @Option(
+            names = "--tasks",
+            paramLabel = "N",
+            description = "Backfill tasks (default: one per partition with a non-empty range).")
+        Integer tasks;
+
+        @Option(names = "--dry-run", description = "Only show the plan; nothing changes.")
+        boolean dryRun;
+
+        Start(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        @Override
+        public Integer call() throws GatewayUnreachableException
+        {
+            if (tasks != null && tasks < 1)
+            {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--tasks must be 1 or more, was " + tasks);
+            }
+            if (exporterId.isBlank())
+            {
+                throw new CommandLine.ParameterException(spec.commandLine(), "EXPORTER must not be blank");
+            }
+            final StringBuilder path = new StringBuilder("/exporters/")
+                .append(URLEncoder.encode(exporterId, StandardCharsets.UTF_8).replace("+", "%20"))
+                .append("/resetToLatestAndBackfill");
+            char separator = '?';
+            if (tasks != null)
+            {
+                path.append(separator).append("backfillTaskCount=").append(tasks);
+                separator = '&';
+            }
+            if (dryRun)
+            {
+                path.append(separator).append("dryRun=true");
+            }
+
+            final GatewayAnswer answer = gateway.connect(console).post(path.toString());
+            if (!answer.isSuccess())
+            {
+                return Answers.reportError(console, "backfill start " + exporterId, answer);
+            }
+            if (gateway.output() == OutputFormat.json)
+            {
+                console.out().println(answer.body());
+                return ExitCode.SUCCEEDED;
+            }
+
+            final JsonNode plan = answer.json();
+            final String backfillId = plan.path("backfillId").asString("");
+            final Table ranges = new Table("PARTITION", "FROM (EXCL)", "TO", "RECORDS");
+            long records = 0;
+            for (final JsonNode range : plan.path("ranges"))
+            {
+                final long from = range.path("fromPosition").asLong();
+                final long to = range.path("toPosition").asLong();
+                records += Math.max(0, to - from);
+                ranges.row(range.path("partitionId").asInt(), from, to, Math.max(0, to - from));
+            }
+            final int taskCount = plan.path("tasks").size();
+            if (dryRun)
+            {
+                console.out().println("dry run of backfill for exporter " + exporterId + ": " + ranges.size()
+                    + " ranges, ~" + records + " records, " + taskCount + " tasks; nothing changed");
+            }
+            else
+            {
+                console.out().println("backfill " + backfillId + " started for exporter " + exporterId + ": "
+                    + ranges.size() + " ranges, ~" + records + " records, " + taskCount + " tasks");
+            }
+            ranges.print(console.out());
+            if (!dryRun && !backfillId.isEmpty())
+            {
+                console.out().println("follow it with: admin backfill status " + backfillId + " --watch");
+            }
+            return ExitCode.SUCCEEDED;
+        }
+    }
+
+    @Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Show every backfill, or one with its tasks. With --watch, show a live progress bar until",
+            "it ends; exit 0 only when it SUCCEEDED."})
+    static final class Status implements Callable<Integer>
+    {
+        private final CliConsole console;
+
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        GatewayOptions gateway;
+
+        @Parameters(index = "0", arity = "0..1", paramLabel = "ID", description = "Backfill id.")
+        String backfillId;
+
+        @Option(names = "--watch", description = "Follow the backfill until SUCCEEDED, FAILED or CANCELLED.")
+        boolean watch;
+
+        @Option(
+            names = "--interval",
+            paramLabel = "DURATION",
+            defaultValue = "1s",
+            converter = DurationConverter.class,
+            description = "Poll interval of --watch (default: ${DEFAULT-VALUE}); without a terminal a line is "
+                + "printed every 5s at most.")
+        Duration interval;
+
+        Status(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        @Override
+        public Integer call() throws GatewayUnreachableException, InterruptedException
+        {
+            if (watch && backfillId == null)
+            {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--watch needs a backfill ID");
+            }
+            final ManagementClient client = gateway.connect(console);
+            if (watch)
+            {
+                return new BackfillWatch(console, client, backfillId, interval).run();
+            }
+
+            final String path = backfillId == null ? "/backfills" : "/backfills/" + encode(backfillId);
+            final GatewayAnswer answer = client.get(path);
+            if (!answer.isSuccess())
+            {
+                return Answers.reportError(console, "backfill status", answer);
+            }
+            if (gateway.output() == OutputFormat.json)
+            {
+                console.out().println(answer.body());
+                return ExitCode.SUCCEEDED;
+            }
+            if (backfillId == null)
+            {
+                printList(answer.json());
+            }
+            else
+            {
+                printOne(answer.json());
+            }
+            return ExitCode.SUCCEEDED;
+        }
+
+        private void printList(final JsonNode json)
+        {
+            final JsonNode backfills = json.isArray() ? json : json.path("backfills");
+            final Table table = new Table("ID", "EXPORTER", "STATE", "PROGRESS", "TASKS");
+            for (final JsonNode backfill : backfills)
+            {
+                final BackfillProgress progress = BackfillProgress.of(backfill);
+                table.row(progress.backfillId(), backfill.path("exporterId").asString("-"), progress.state(),
+                    String.format("%.1f%%", progress.fraction() * 100), backfill.path("tasks").size());
+            }
+            if (table.size() == 0)
+            {
+                console.out().println("no backfills");
+                return;
+            }
+            table.print(console.out());
+        }
+
+        private void printOne(final JsonNode backfill)
+        {
+            final BackfillProgress progress = BackfillProgress.of(backfill);
+            console.out().println("backfill " + progress.backfillId() + " of exporter "
+                + backfill.path("exporterId").asString("-") + ": " + progress.state() + ", "
+                + String.format("%.1f%%", progress.fraction() * 100) + " (" + progress.exportedRecords() + "/"
+                + progress.totalRecords() + " records)");
+            final Table table = new Table("TASK", "PARTITION", "FROM (EXCL)", "TO", "EXPORTED UP TO", "ATTEMPTS", "STATE");
+            int index = 0;
+            for (final JsonNode task : backfill.path("tasks"))
+            {
+                table.row(task.path("taskId").asString(String.valueOf(index)), task.path("partitionId").asInt(),
+                    task.path("fromPosition").asLong(), task.path("toPosition").asLong(),
+                    BackfillProgress.exportedUpTo(task), task.path("attempts").asInt(0),
+                    task.path("state").asString("-"));
+                index++;
+            }
+            table.print(console.out());
+        }
+    }
+
+    @Command(name = "cancel", mixinStandardHelpOptions = true, description = "Cancel a running backfill.")
+    static final class Cancel implements Callable<Integer>
+    {
+        private final CliConsole console;
+
+        @Mixin
+        GatewayOptions gateway;
+
+        @Parameters(index = "0", paramLabel = "ID", description = "Backfill id.")
+        String backfillId;
+
+        Cancel(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        @Override
+        public Integer call() throws GatewayUnreachableException
+        {
+            final GatewayAnswer answer = gateway.connect(console).delete("/backfills/" + encode(backfillId));
+            if (!answer.isSuccess())
+            {
+                return Answers.reportError(console, "backfill cancel " + backfillId, answer);
+            }
+            if (gateway.output() == OutputFormat.json)
+            {
+                console.out().println(answer.body());
+                return ExitCode.SUCCEEDED;
+            }
+            final String state = answer.json().path("state").asString("");
+            console.out().println("backfill " + backfillId + " cancelled" + (state.isEmpty() ? "" : " (state " + state + ")"));
+            return ExitCode.SUCCEEDED;
+        }
+    }
+
+    static String encode(final String id)
+    {
+        return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+}

@@ -1,0 +1,203 @@
+package io.sluice.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import tools.jackson.databind.JsonNode;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code admin exporting pause|resume|status}: CONTRACT §3 "Exporting control". */
+@Command(
+    name = "exporting",
+    mixinStandardHelpOptions = true,
+    description = "Pause, soft-pause or resume exporting on every (broker, partition) pair, or show its state.",
+    subcommands = {ExportingCommands.Pause.class, ExportingCommands.Resume.class, ExportingCommands.Status.class})
+final class ExportingCommands implements Callable<Integer>
+{
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call()
+    {
+        throw new CommandLine.ParameterException(spec.commandLine(), "choose a command: pause, resume or status");
+    }
+
+    /** Options of the mutating calls: which pairs, and how often to retry the ones that did not succeed. */
+    static final class RetryOptions
+    {
+        @Option(
+            names = "--target",
+            paramLabel = "BROKER:PARTITION",
+            converter = TargetPairConverter.class,
+            description = "Act on this pair only (repeatable); default: every pair of the cluster.")
+        List<TargetPair> targets = new ArrayList<>();
+
+        @Option(
+            names = "--retries",
+            paramLabel = "N",
+            defaultValue = "0",
+            description = "Retry the failed or timed-out pairs (only those) up to N times (default: ${DEFAULT-VALUE}).")
+        int retries;
+
+        @Option(
+            names = "--retry-backoff",
+            paramLabel = "DURATION",
+            defaultValue = "1s",
+            converter = DurationConverter.class,
+            description = "Wait before the first retry; doubles each round, at most 30s (default: ${DEFAULT-VALUE}).")
+        Duration backoff;
+
+        void validate(final CommandSpec spec)
+        {
+            if (retries < 0)
+            {
+                throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--retries must be 0 or more, was " + retries);
+            }
+        }
+    }
+
+    @Command(
+        name = "pause",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Pause exporting: after exit 0 no record is exported until a resume succeeds.",
+            "With --soft, exporters keep exporting but positions are not acknowledged (nothing is compacted)."})
+    static final class Pause implements Callable<Integer>
+    {
+        private final CliConsole console;
+
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        GatewayOptions gateway;
+
+        @Mixin
+        RetryOptions retry;
+
+        @Option(names = "--soft", description = "Soft pause: keep exporting, stop acknowledging positions.")
+        boolean soft;
+
+        Pause(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        @Override
+        public Integer call() throws GatewayUnreachableException, InterruptedException
+        {
+            retry.validate(spec);
+            return new ExportingCall(console, gateway, soft ? "soft pause" : "pause",
+                soft ? "/exporting/pause?soft=true" : "/exporting/pause").run(retry);
+        }
+    }
+
+    @Command(
+        name = "resume",
+        mixinStandardHelpOptions = true,
+        description = "Resume exporting (undoes a pause or a soft pause).")
+    static final class Resume implements Callable<Integer>
+    {
+        private final CliConsole console;
+
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        GatewayOptions gateway;
+
+        @Mixin
+        RetryOptions retry;
+
+        Resume(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        @Override
+        public Integer call() throws GatewayUnreachableException, InterruptedException
+        {
+            retry.validate(spec);
+            return new ExportingCall(console, gateway, "resume", "/exporting/resume").run(retry);
+        }
+    }
+
+    @Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
+        description = "Show every pair's exporting state and positions, and the cluster's overall state.")
+    static final class Status implements Callable<Integer>
+    {
+        private final CliConsole console;
+
+        @Mixin
+        GatewayOptions gateway;
+
+        Status(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        @Override
+        public Integer call() throws GatewayUnreachableException
+        {
+            final GatewayAnswer answer = gateway.connect(console).get("/exporting");
+            if (!answer.isSuccess())
+            {
+                return Answers.reportError(console, "exporting status", answer);
+            }
+            if (gateway.output() == OutputFormat.json)
+            {
+                console.out().println(answer.body());
+                return ExitCode.SUCCEEDED;
+            }
+
+            final List<JsonNode> targets = new ArrayList<>();
+            answer.json().path("targets").forEach(targets::add);
+            targets.sort((a, b) -> TargetPairs.of(a).compareTo(TargetPairs.of(b)));
+            final Table table = new Table("PAIR", "ROLE", "STATE", "EXPORTED", "LAST", "LAG");
+            for (final JsonNode target : targets)
+            {
+                final long exported = target.path("exportedPosition").asLong(-1);
+                final long last = target.path("lastPosition").asLong(-1);
+                table.row(
+                    TargetPairs.of(target),
+                    target.path("role").asString("-"),
+                    target.path("state").asString("UNKNOWN"),
+                    exported < 0 ? "-" : exported,
+                    last < 0 ? "-" : last,
+                    exported < 0 || last < 0 ? "-" : Math.max(0, last - exported));
+            }
+            console.out().println("exporting: " + answer.json().path("state").asString("UNKNOWN"));
+            table.print(console.out());
+            return ExitCode.SUCCEEDED;
+        }
+    }
+
+    /** picocli converter for {@code B:P}. */
+    static final class TargetPairConverter implements CommandLine.ITypeConverter<TargetPair>
+    {
+        @Override
+        public TargetPair convert(final String value)
+        {
+            return TargetPair.parse(value);
+        }
+    }
+
+    static List<TargetPair> sorted(final List<TargetPair> pairs)
+    {
+        final List<TargetPair> copy = new ArrayList<>(pairs);
+        Collections.sort(copy);
+        return copy;
+    }
+}

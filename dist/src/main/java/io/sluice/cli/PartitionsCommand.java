@@ -1,0 +1,130 @@
+package io.sluice.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import tools.jackson.databind.JsonNode;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code admin partitions}: the cluster view of {@code GET /actuator/partitions}. The table is the
+ * answer flattened: one row per innermost object (a broker's partition), carrying its parents' plain
+ * fields (the broker's id and reachability), so new fields show up without a CLI change.
+ */
+@Command(
+    name = "partitions",
+    aliases = "topology",
+    mixinStandardHelpOptions = true,
+    description = "Show every broker and partition: role, term, health, reachable or not.")
+final class PartitionsCommand implements Callable<Integer>
+{
+    private final CliConsole console;
+
+    @Mixin
+    GatewayOptions gateway;
+
+    PartitionsCommand(final CliConsole console)
+    {
+        this.console = console;
+    }
+
+    @Override
+    public Integer call() throws GatewayUnreachableException
+    {
+        final GatewayAnswer answer = gateway.connect(console).get("/partitions");
+        if (!answer.isSuccess())
+        {
+            return Answers.reportError(console, "partitions", answer);
+        }
+        if (gateway.output() == OutputFormat.json)
+        {
+            console.out().println(answer.body());
+            return ExitCode.SUCCEEDED;
+        }
+        final List<Map<String, String>> rows = new ArrayList<>();
+        flatten(answer.json(), new LinkedHashMap<>(), rows);
+        final Set<String> columns = new LinkedHashSet<>();
+        rows.forEach(row -> columns.addAll(row.keySet()));
+        final Table table = new Table(columns.stream().map(PartitionsCommand::heading).toArray(String[]::new));
+        for (final Map<String, String> row : rows)
+        {
+            table.row(columns.stream().map(column -> row.getOrDefault(column, "")).toArray());
+        }
+        table.print(console.out());
+        return ExitCode.SUCCEEDED;
+    }
+
+    /** Adds one row per innermost object; each carries the plain fields of the objects around it. */
+    static void flatten(final JsonNode node, final Map<String, String> inherited, final List<Map<String, String>> rows)
+    {
+        if (node.isArray())
+        {
+            for (final JsonNode element : node)
+            {
+                flatten(element, inherited, rows);
+            }
+            return;
+        }
+        if (!node.isObject())
+        {
+            return;
+        }
+        final Map<String, String> fields = new LinkedHashMap<>(inherited);
+        final List<JsonNode> children = new ArrayList<>();
+        for (final Map.Entry<String, JsonNode> property : node.properties())
+        {
+            final JsonNode value = property.getValue();
+            if (value.isContainer())
+            {
+                if (value.isArray() && hasObjects(value))
+                {
+                    children.add(value);
+                }
+                else if (value.isObject())
+                {
+                    children.add(value);
+                }
+                else
+                {
+                    fields.put(property.getKey(), value.toString());
+                }
+            }
+            else
+            {
+                fields.put(property.getKey(), value.isNull() ? "-" : value.asString());
+            }
+        }
+        final int before = rows.size();
+        for (final JsonNode child : children)
+        {
+            flatten(child, fields, rows);
+        }
+        if (rows.size() == before && !fields.isEmpty())
+        {
+            rows.add(fields);
+        }
+    }
+
+    private static boolean hasObjects(final JsonNode array)
+    {
+        for (final JsonNode element : array)
+        {
+            if (element.isObject())
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String heading(final String field)
+    {
+        return field.replaceAll("([a-z])([A-Z])", "$1 $2").toUpperCase();
+    }
+}
