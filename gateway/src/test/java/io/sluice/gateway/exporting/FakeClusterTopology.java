@@ -1,0 +1,67 @@
+package io.sluice.gateway.exporting;
+
+import io.sluice.gateway.broker.BrokerTopology;
+import io.sluice.gateway.topology.ClusterTopology;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** A topology whose reachability and reported states a test sets directly. */
+final class FakeClusterTopology implements ClusterTopology
+{
+    private final PartitionDistribution distribution;
+    private final Set<Integer> unreachable = ConcurrentHashMap.newKeySet();
+    private final Map<PartitionReplica, BrokerTopology.PartitionStatus> statuses = new ConcurrentHashMap<>();
+
+    FakeClusterTopology(final PartitionDistribution distribution)
+    {
+        this.distribution = distribution;
+    }
+
+    static FakeClusterTopology threeBrokersSixPartitions()
+    {
+        return new FakeClusterTopology(
+            PartitionDistribution.of("127.0.0.1:26501,127.0.0.1:26511,127.0.0.1:26521", 6, 3));
+    }
+
+    FakeClusterTopology unreachable(final int brokerId)
+    {
+        unreachable.add(brokerId);
+        return this;
+    }
+
+    FakeClusterTopology report(final PartitionReplica replica, final BrokerTopology.PartitionStatus status)
+    {
+        statuses.put(replica, status);
+        return this;
+    }
+
+    @Override
+    public PartitionDistribution distribution()
+    {
+        return distribution;
+    }
+
+    @Override
+    public boolean isReachable(final int brokerId)
+    {
+        return distribution.isBroker(brokerId) && !unreachable.contains(brokerId);
+    }
+
+    @Override
+    public Optional<BrokerTopology.PartitionStatus> status(final PartitionReplica replica)
+    {
+        return isReachable(replica.brokerId()) ? Optional.ofNullable(statuses.get(replica)) : Optional.empty();
+    }
+
+    @Override
+    public OptionalInt leaderOf(final int partitionId)
+    {
+        return OptionalInt.empty();
+    }
+}
