@@ -1,0 +1,46 @@
+package io.sluice.gateway.broker;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** A few {@link FakeBroker}s on real sockets, for tests outside this package. */
+public final class FakeBrokers implements AutoCloseable
+{
+    private final List<FakeBroker> brokers = new ArrayList<>();
+
+    public FakeBrokers(final int count)
+    {
+        for (int b = 0; b < count; b++)
+        {
+            brokers.add(new FakeBroker(b));
+        }
+    }
+
+    public String addresses()
+    {
+        return String.join(",", brokers.stream().map(FakeBroker::address).toList());
+    }
+
+    public void lead(final int brokerId, final int partitionId, final long term)
+    {
+        brokers.get(brokerId).term = term;
+        brokers.get(brokerId).leading.put(partitionId, true);
+    }
+
+    public void follow(final int brokerId, final int partitionId, final long term)
+    {
+        brokers.get(brokerId).term = term;
+        brokers.get(brokerId).leading.put(partitionId, false);
+    }
+
+    public AutoCloseable broker(final int brokerId)
+    {
+        return brokers.get(brokerId);
+    }
+
+    @Override
+    public void close()
+    {
+        brokers.forEach(FakeBroker::close);
+    }
+}

@@ -1,0 +1,89 @@
+package io.sluice.gateway.topology;
+
+import io.sluice.gateway.broker.FakeBrokers;
+import io.sluice.gateway.broker.SbeBrokerClient;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.transport.TransportClient;
+import io.sluice.protocol.transport.TransportConfig;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PolledClusterTopologyTest
+{
+    private FakeBrokers brokers;
+    private PartitionDistribution distribution;
+    private SbeBrokerClient client;
+    private PolledClusterTopology topology;
+
+    @BeforeEach
+    void start()
+    {
+        brokers = new FakeBrokers(3);
+        distribution = PartitionDistribution.of(brokers.addresses(), 3, 3);
+        client = new SbeBrokerClient(new TransportClient(TransportConfig.defaults()), distribution,
+            partitionId -> OptionalInt.empty(), true);
+        topology = new PolledClusterTopology(distribution, client, Duration.ofMillis(100), Duration.ofMillis(500));
+    }
+
+    @AfterEach
+    void stop()
+    {
+        topology.close();
+        client.close();
+        brokers.close();
+    }
+
+    @Test
+    void knowsEveryPairBeforeAnyBrokerAnswers()
+    {
+        brokers.close();
+        topology.start();
+
+        assertThat(topology.distribution().replicas()).hasSize(9);
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !topology.isReachable(0));
+        assertThat(topology.status(new PartitionReplica(0, 1))).isEmpty();
+        assertThat(topology.leaderOf(1)).isEmpty();
+        assertThat(topology.unreachableReason(0)).isPresent();
+    }
+
+    @Test
+    void leaderIsTheReachableReplicaReportingLeaderWithTheHighestTerm()
+    {
+        brokers.lead(0, 1, 3);
+        brokers.lead(1, 1, 5);
+        brokers.follow(2, 1, 5);
+        topology.start();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.leaderOf(1).equals(OptionalInt.of(1)));
+        assertThat(topology.status(new PartitionReplica(2, 1)).orElseThrow().role()).isEqualTo(PartitionRole.FOLLOWER);
+    }
+
+    @Test
+    void closedBrokerIsUnreachableWithinSecondsAndItsLeadershipForgotten() throws Exception
+    {
+        brokers.lead(0, 1, 2);
+        brokers.follow(1, 1, 2);
+        topology.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.leaderOf(1).equals(OptionalInt.of(0)));
+
+        brokers.broker(0).close();
+        final long closed = System.nanoTime();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> !topology.isReachable(0));
+        assertThat(Duration.ofNanos(System.nanoTime() - closed)).isLessThan(Duration.ofSeconds(5));
+        assertThat(topology.leaderOf(1)).isEmpty();
+        assertThat(topology.status(new PartitionReplica(1, 1))).isPresent();
+    }
+}
