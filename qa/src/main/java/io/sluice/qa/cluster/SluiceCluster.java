@@ -1,0 +1,599 @@
+package io.sluice.qa.cluster;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * A Sluice cluster of separate JVMs on loopback: N brokers and one gateway, each started from
+ * {@code sluice.jar} (system property {@code sluice.jar}) with its own log file.
+ * <p>
+ * Layout of the run directory:
+ * <pre>
+ *   logs/broker-&lt;id&gt;.log, logs/gateway.log   stdout + stderr of each process, appended across restarts
+ *   data/                                    the shared sluice.data-dir (broker-&lt;id&gt;/, exports/file/)
+ *   pids                                     every pid started, so a crashed run's children can be killed
+ * </pre>
+ * Every child is killed by {@link #close()} and, should the test JVM exit first, by a shutdown hook. Every
+ * wait is bounded. Not thread-safe: one test thread drives the cluster (the gateway client is thread-safe).
+ */
+public final class SluiceCluster implements AutoCloseable
+{
+    public static final String JAR_PROPERTY = "sluice.jar";
+    public static final String JVM_OPTIONS_PROPERTY = "sluice.qa.jvmOptions";
+    /** Small heaps and a fast-starting JIT: the tests start many JVMs on 2 shared cores. */
+    public static final List<String> DEFAULT_JVM_OPTIONS = List.of(
+        "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto");
+    public static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(120);
+    public static final Duration FAILOVER_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration STOP_GRACE = Duration.ofSeconds(20);
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
+
+    private final Path runDirectory;
+    private final Path dataDirectory;
+    private final int partitionCount;
+    private final int replicationFactor;
+    private final List<InetSocketAddress> brokerAddresses;
+    private final List<SluiceProcess> brokers;
+    private final SluiceProcess gateway;
+    private final int clientPort;
+    private final int managementPort;
+    private final String token;
+    private final Duration requestTimeout;
+    private final GatewayClient client;
+    private final ExportFiles exports;
+    private boolean closed;
+
+    private SluiceCluster(final Builder builder)
+    {
+        this.runDirectory = builder.runDirectory.toAbsolutePath();
+        this.dataDirectory = runDirectory.resolve("data");
+        this.partitionCount = builder.partitions;
+        this.replicationFactor = builder.replicationFactor;
+        this.token = builder.token;
+        this.requestTimeout = builder.requestTimeout;
+        final Path jar = jar();
+        final Path pidFile = runDirectory.resolve("pids");
+        SluiceProcess.killLeftovers(pidFile, runDirectory);
+
+        final List<InetSocketAddress> addresses = new ArrayList<>();
+        for (int i = 0; i < builder.brokers; i++)
+        {
+            addresses.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), PortAllocator.freePortPair()));
+        }
+        this.brokerAddresses = List.copyOf(addresses);
+        this.clientPort = PortAllocator.freePort();
+        this.managementPort = PortAllocator.freePort();
+
+        final Map<String, String> common = new LinkedHashMap<>();
+        common.put("sluice.cluster.brokers", brokerList());
+        common.put("sluice.cluster.partitions", Integer.toString(partitionCount));
+        common.put("sluice.cluster.replication-factor", Integer.toString(replicationFactor));
+        common.put("sluice.data-dir", dataDirectory.toString());
+        common.putAll(builder.properties);
+
+        final List<SluiceProcess> brokerProcesses = new ArrayList<>();
+        for (int id = 0; id < builder.brokers; id++)
+        {
+            final Map<String, String> properties = new LinkedHashMap<>(common);
+            properties.put("sluice.broker.node-id", Integer.toString(id));
+            properties.putAll(builder.brokerProperties);
+            brokerProcesses.add(new SluiceProcess("broker-" + id,
+                SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties)),
+                runDirectory, runDirectory.resolve("logs").resolve("broker-" + id + ".log"), pidFile));
+        }
+        this.brokers = List.copyOf(brokerProcesses);
+
+        final Map<String, String> gatewayProperties = new LinkedHashMap<>(common);
+        gatewayProperties.put("server.port", Integer.toString(clientPort));
+        gatewayProperties.put("management.server.port", Integer.toString(managementPort));
+        if (token != null)
+        {
+            gatewayProperties.put("sluice.management.token", token);
+        }
+        if (requestTimeout != null)
+        {
+            gatewayProperties.put("sluice.gateway.request-timeout", requestTimeout.toMillis() + "ms");
+        }
+        gatewayProperties.putAll(builder.gatewayProperties);
+        this.gateway = new SluiceProcess("gateway",
+            SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)),
+            runDirectory, runDirectory.resolve("logs").resolve("gateway.log"), pidFile);
+
+        this.client = new GatewayClient(
+            URI.create("http://127.0.0.1:" + clientPort), URI.create("http://127.0.0.1:" + managementPort), token,
+            CALL_TIMEOUT);
+        this.exports = new ExportFiles(dataDirectory.resolve("exports").resolve("file"));
+    }
+
+    public static Builder builder(final Path runDirectory)
+    {
+        return new Builder(runDirectory);
+    }
+
+    /** The jar named by system property {@code sluice.jar}; fails clearly when it is not built. */
+    public static Path jar()
+    {
+        final String value = System.getProperty(JAR_PROPERTY);
+        if (value == null || value.isBlank())
+        {
+            throw new IllegalStateException("system property " + JAR_PROPERTY + " is not set (qa/pom.xml passes it)");
+        }
+        final Path jar = Path.of(value).toAbsolutePath().normalize();
+        if (!Files.isRegularFile(jar))
+        {
+            throw new IllegalStateException(jar + " does not exist: build it first (mvn -B -DskipTests package)");
+        }
+        return jar;
+    }
+
+    /** JVM options of the children: system property {@code sluice.qa.jvmOptions} or the defaults. */
+    public static List<String> configuredJvmOptions()
+    {
+        final String value = System.getProperty(JVM_OPTIONS_PROPERTY);
+        if (value == null || value.isBlank())
+        {
+            return DEFAULT_JVM_OPTIONS;
+        }
+        return Arrays.stream(value.trim().split("\\s+")).toList();
+    }
+
+    static List<String> arguments(final Map<String, String> properties)
+    {
+        final List<String> args = new ArrayList<>();
+        properties.forEach((name, value) -> args.add("--" + name + "=" + value));
+        return args;
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /** Starts every broker, then the gateway; does not wait (see {@link #awaitReady()}). */
+    public SluiceCluster start()
+    {
+        for (int id = 0; id < brokers.size(); id++)
+        {
+            startBroker(id);
+        }
+        startGateway();
+        return this;
+    }
+
+    public void startBroker(final int brokerId)
+    {
+        broker(brokerId).start();
+    }
+
+    public void startGateway()
+    {
+        gateway.start();
+    }
+
+    /** SIGKILL. */
+    public void killBroker(final int brokerId)
+    {
+        broker(brokerId).kill();
+    }
+
+    /** SIGTERM and a bounded wait; returns the exit code. */
+    public int stopBroker(final int brokerId)
+    {
+        return broker(brokerId).stop(STOP_GRACE);
+    }
+
+    /** SIGSTOP; remember {@link #resumeBroker} (close() kills suspended brokers too). */
+    public void suspendBroker(final int brokerId)
+    {
+        broker(brokerId).suspend();
+    }
+
+    /** SIGCONT. */
+    public void resumeBroker(final int brokerId)
+    {
+        broker(brokerId).resume();
+    }
+
+    /** SIGKILL if running, then start again on the same data. */
+    public void restartBroker(final int brokerId)
+    {
+        final SluiceProcess broker = broker(brokerId);
+        if (broker.isAlive())
+        {
+            broker.kill();
+        }
+        broker.start();
+    }
+
+    /** Deletes {@code <data-dir>/broker-<id>/}; the broker must be down. */
+    public void deleteBrokerData(final int brokerId)
+    {
+        if (broker(brokerId).isAlive())
+        {
+            throw new IllegalStateException("broker " + brokerId + " is running; stop or kill it before deleting its data");
+        }
+        deleteRecursively(brokerDataDirectory(brokerId));
+    }
+
+    public void killGateway()
+    {
+        gateway.kill();
+    }
+
+    public boolean isBrokerRunning(final int brokerId)
+    {
+        return broker(brokerId).isAlive() && !broker(brokerId).isSuspended();
+    }
+
+    /** Waits until the gateway reports readiness UP; fails fast when a child died meanwhile. */
+    public void awaitReady()
+    {
+        awaitReady(STARTUP_TIMEOUT);
+    }
+
+    public void awaitReady(final Duration timeout)
+    {
+        Await.until("gateway readiness UP at " + client.managementBase() + "/actuator/health/readiness", timeout, () ->
+        {
+            requireStartedChildrenAlive();
+            return client.isReady();
+        });
+    }
+
+    /** Waits until every partition has exactly one leader, on a running broker, as the gateway reports it. */
+    public ExportingStatus awaitLeaders()
+    {
+        return awaitLeaders(FAILOVER_TIMEOUT);
+    }
+
+    public ExportingStatus awaitLeaders(final Duration timeout)
+    {
+        return Await.value("a leader on a running broker for each of partitions 1.." + partitionCount, timeout, () ->
+        {
+            requireStartedChildrenAlive();
+            final ExportingStatus status = client.exporting();
+            for (int partitionId = 1; partitionId <= partitionCount; partitionId++)
+            {
+                final Optional<Integer> leader = status.leaderOf(partitionId);
+                if (leader.isEmpty() || !isBrokerRunning(leader.get()))
+                {
+                    return Optional.empty();
+                }
+            }
+            return Optional.of(status);
+        });
+    }
+
+    /** Waits until the gateway reports a known state (not UNKNOWN) for every pair of the broker. */
+    public void awaitBrokerAvailable(final int brokerId)
+    {
+        Await.until("broker " + brokerId + " available through the gateway", STARTUP_TIMEOUT, () ->
+        {
+            requireStartedChildrenAlive();
+            final ExportingStatus status = client.exporting();
+            for (final Pair pair : pairsOf(brokerId))
+            {
+                final Optional<PairState> state = status.pair(pair.brokerId(), pair.partitionId());
+                if (state.isEmpty() || state.get().state() == null || "UNKNOWN".equals(state.get().state()))
+                {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    /** Kills every child. Keeps the run directory (the caller decides whether to delete it). Idempotent. */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        gateway.kill();
+        for (final SluiceProcess broker : brokers)
+        {
+            broker.kill();
+        }
+    }
+
+    // ---------------------------------------------------------------- topology (CONTRACT §1 placement)
+
+    public int brokerCount()
+    {
+        return brokers.size();
+    }
+
+    public int partitionCount()
+    {
+        return partitionCount;
+    }
+
+    /** Brokers replicating the partition: (p - 1 + i) mod N for i < RF. */
+    public List<Integer> replicasOf(final int partitionId)
+    {
+        final List<Integer> replicas = new ArrayList<>();
+        for (int i = 0; i < replicationFactor; i++)
+        {
+            replicas.add((partitionId - 1 + i) % brokers.size());
+        }
+        return replicas;
+    }
+
+    /** The pairs of one broker. */
+    public Set<Pair> pairsOf(final int brokerId)
+    {
+        final Set<Pair> pairs = new TreeSet<>();
+        for (int partitionId = 1; partitionId <= partitionCount; partitionId++)
+        {
+            if (replicasOf(partitionId).contains(brokerId))
+            {
+                pairs.add(new Pair(brokerId, partitionId));
+            }
+        }
+        return pairs;
+    }
+
+    /** Every (broker, partition) pair of the cluster. */
+    public Set<Pair> allPairs()
+    {
+        final Set<Pair> pairs = new TreeSet<>();
+        for (int partitionId = 1; partitionId <= partitionCount; partitionId++)
+        {
+            for (final int brokerId : replicasOf(partitionId))
+            {
+                pairs.add(new Pair(brokerId, partitionId));
+            }
+        }
+        return pairs;
+    }
+
+    // ---------------------------------------------------------------- access
+
+    public GatewayClient client()
+    {
+        return client;
+    }
+
+    public ExportFiles exports()
+    {
+        return exports;
+    }
+
+    public List<ExportedRecord> exportedRecords(final int partitionId)
+    {
+        return exports.records(partitionId);
+    }
+
+    /** Shortcut for {@code client().management(method, path, body)}. */
+    public HttpAnswer management(final String method, final String path, final String body)
+    {
+        return client.management(method, path, body);
+    }
+
+    public InetSocketAddress brokerCommandAddress(final int brokerId)
+    {
+        return brokerAddresses.get(brokerId);
+    }
+
+    public String brokerList()
+    {
+        final StringBuilder list = new StringBuilder();
+        for (final InetSocketAddress address : brokerAddresses)
+        {
+            if (list.length() > 0)
+            {
+                list.append(',');
+            }
+            list.append("127.0.0.1:").append(address.getPort());
+        }
+        return list.toString();
+    }
+
+    public SluiceProcess broker(final int brokerId)
+    {
+        if (brokerId < 0 || brokerId >= brokers.size())
+        {
+            throw new IllegalArgumentException("no broker " + brokerId + " in a cluster of " + brokers.size());
+        }
+        return brokers.get(brokerId);
+    }
+
+    public SluiceProcess gateway()
+    {
+        return gateway;
+    }
+
+    public Path runDirectory()
+    {
+        return runDirectory;
+    }
+
+    public Path dataDirectory()
+    {
+        return dataDirectory;
+    }
+
+    public Path brokerDataDirectory(final int brokerId)
+    {
+        return dataDirectory.resolve("broker-" + brokerId);
+    }
+
+    public Duration requestTimeout()
+    {
+        return requestTimeout;
+    }
+
+    public String token()
+    {
+        return token;
+    }
+
+    /** Each child's state and the tail of its log, for a failure report. */
+    public String describe(final int tailLines)
+    {
+        final StringBuilder text = new StringBuilder("cluster in ").append(runDirectory).append(System.lineSeparator());
+        final List<SluiceProcess> all = new ArrayList<>(brokers);
+        all.add(gateway);
+        for (final SluiceProcess process : all)
+        {
+            text.append("----- ").append(process.name())
+                .append(process.isAlive() ? " running" + (process.isSuspended() ? " (SIGSTOPped)" : "") :
+                    " exited " + process.exitCode().map(String::valueOf).orElse("(never started)"))
+                .append(", log ").append(process.logFile()).append(", last ").append(tailLines).append(" lines:")
+                .append(System.lineSeparator())
+                .append(process.logTail(tailLines)).append(System.lineSeparator());
+        }
+        return text.toString();
+    }
+
+    private void requireStartedChildrenAlive()
+    {
+        final List<SluiceProcess> all = new ArrayList<>(brokers);
+        all.add(gateway);
+        for (final SluiceProcess process : all)
+        {
+            final Optional<Integer> exitCode = process.exitCode();
+            if (exitCode.isPresent() && !process.wasKilledOnPurpose())
+            {
+                throw new ChildExitedException(process.name() + " exited with code " + exitCode.get() + "; log " +
+                    process.logFile() + ", last lines:" + System.lineSeparator() + process.logTail(30));
+            }
+        }
+    }
+
+    public static void deleteRecursively(final Path directory)
+    {
+        if (!Files.exists(directory))
+        {
+            return;
+        }
+        try
+        {
+            Files.walkFileTree(directory, new SimpleFileVisitor<>()
+            {
+                @Override
+                public FileVisitResult visitFile(final Path file, final BasicFileAttributes attrs) throws IOException
+                {
+                    Files.delete(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(final Path dir, final IOException ex) throws IOException
+                {
+                    Files.delete(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot delete " + directory, ex);
+        }
+    }
+
+    /** How to build a cluster; defaults: 3 brokers, 6 partitions, replication factor 3. */
+    public static final class Builder
+    {
+        private final Path runDirectory;
+        private int brokers = 3;
+        private int partitions = 6;
+        private int replicationFactor = 3;
+        private String token;
+        private Duration requestTimeout;
+        private List<String> jvmOptions = configuredJvmOptions();
+        private final Map<String, String> properties = new LinkedHashMap<>();
+        private final Map<String, String> brokerProperties = new LinkedHashMap<>();
+        private final Map<String, String> gatewayProperties = new LinkedHashMap<>();
+
+        private Builder(final Path runDirectory)
+        {
+            this.runDirectory = runDirectory;
+        }
+
+        public Builder brokers(final int brokers)
+        {
+            this.brokers = brokers;
+            return this;
+        }
+
+        public Builder partitions(final int partitions)
+        {
+            this.partitions = partitions;
+            return this;
+        }
+
+        public Builder replicationFactor(final int replicationFactor)
+        {
+            this.replicationFactor = replicationFactor;
+            return this;
+        }
+
+        /** {@code sluice.management.token} of the gateway; the client then sends it on management calls. */
+        public Builder token(final String token)
+        {
+            this.token = token;
+            return this;
+        }
+
+        /** {@code sluice.gateway.request-timeout}. */
+        public Builder requestTimeout(final Duration requestTimeout)
+        {
+            this.requestTimeout = requestTimeout;
+            return this;
+        }
+
+        /** A property of every process. */
+        public Builder property(final String name, final String value)
+        {
+            properties.put(name, value);
+            return this;
+        }
+
+        public Builder brokerProperty(final String name, final String value)
+        {
+            brokerProperties.put(name, value);
+            return this;
+        }
+
+        public Builder gatewayProperty(final String name, final String value)
+        {
+            gatewayProperties.put(name, value);
+            return this;
+        }
+
+        public Builder jvmOptions(final List<String> jvmOptions)
+        {
+            this.jvmOptions = List.copyOf(jvmOptions);
+            return this;
+        }
+
+        /** Allocates ports and prepares the processes; nothing is started. */
+        public SluiceCluster build()
+        {
+            if (brokers < 1 || partitions < 1 || replicationFactor < 1)
+            {
+                throw new IllegalArgumentException("brokers, partitions and replication factor must be at least 1, were " +
+                    brokers + ", " + partitions + ", " + replicationFactor);
+            }
+            return new SluiceCluster(this);
+        }
+    }
+}

@@ -1,0 +1,332 @@
+package io.sluice.qa.cluster;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One child JVM running {@code sluice.jar} in some mode, its stdout and stderr appended to one log file.
+ * <p>
+ * Every started process is registered for a JVM shutdown hook that kills it, and its pid is appended to
+ * {@code <runDirectory>/pids} so a later run over the same folder can kill what a crashed run left behind.
+ * Not thread-safe: one test thread drives a process.
+ */
+public final class SluiceProcess
+{
+    private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(10);
+
+    static
+    {
+        Runtime.getRuntime().addShutdownHook(new Thread(SluiceProcess::killAllLive, "sluice-qa-kill-children"));
+    }
+
+    private final String name;
+    private final List<String> command;
+    private final Path workingDirectory;
+    private final Path logFile;
+    private final Path pidFile;
+    private Process process;
+    private boolean suspended;
+    private boolean stoppedOnPurpose;
+
+    public SluiceProcess(
+        final String name,
+        final List<String> command,
+        final Path workingDirectory,
+        final Path logFile,
+        final Path pidFile)
+    {
+        this.name = name;
+        this.command = List.copyOf(command);
+        this.workingDirectory = workingDirectory;
+        this.logFile = logFile;
+        this.pidFile = pidFile;
+    }
+
+    /** The {@code java} command line for {@code sluice.jar MODE args...} with the given JVM options. */
+    public static List<String> javaCommand(
+        final Path jar, final List<String> jvmOptions, final String mode, final List<String> args)
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmOptions);
+        command.add("-jar");
+        command.add(jar.toString());
+        if (mode != null)
+        {
+            command.add(mode);
+        }
+        command.addAll(args);
+        return command;
+    }
+
+    public String name()
+    {
+        return name;
+    }
+
+    public Path logFile()
+    {
+        return logFile;
+    }
+
+    public List<String> command()
+    {
+        return command;
+    }
+
+    /** Starts the process; its log gets a marker line so restarts can be told apart. */
+    public synchronized void start()
+    {
+        if (isAlive())
+        {
+            throw new IllegalStateException(name + " is already running as pid " + process.pid());
+        }
+        try
+        {
+            Files.createDirectories(logFile.getParent());
+            Files.createDirectories(workingDirectory);
+            Files.writeString(logFile, "===== " + Instant.now() + " starting " + name + ": " +
+                String.join(" ", command) + System.lineSeparator(), StandardCharsets.UTF_8,
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            final ProcessBuilder builder = new ProcessBuilder(command)
+                .directory(workingDirectory.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+            process = builder.start();
+            suspended = false;
+            stoppedOnPurpose = false;
+            LIVE.add(process);
+            if (pidFile != null)
+            {
+                Files.writeString(pidFile, process.pid() + " " + name + System.lineSeparator(), StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot start " + name + ": " + String.join(" ", command), ex);
+        }
+    }
+
+    public synchronized boolean isAlive()
+    {
+        return process != null && process.isAlive();
+    }
+
+    public synchronized boolean isSuspended()
+    {
+        return suspended && isAlive();
+    }
+
+    public synchronized long pid()
+    {
+        if (process == null)
+        {
+            throw new IllegalStateException(name + " was never started");
+        }
+        return process.pid();
+    }
+
+    /** SIGKILL, then waits (bounded) until the process is gone. */
+    public synchronized void kill()
+    {
+        if (process == null)
+        {
+            return;
+        }
+        stoppedOnPurpose = true;
+        process.destroyForcibly();
+        awaitExit(SIGNAL_TIMEOUT);
+        suspended = false;
+        LIVE.remove(process);
+    }
+
+    /** SIGTERM and a bounded wait for a graceful exit; SIGKILL if it does not come. Returns the exit code. */
+    public synchronized int stop(final Duration gracePeriod)
+    {
+        if (process == null)
+        {
+            throw new IllegalStateException(name + " was never started");
+        }
+        if (suspended)
+        {
+            resume();
+        }
+        stoppedOnPurpose = true;
+        process.destroy();
+        if (!awaitExit(gracePeriod))
+        {
+            appendToLog("===== " + name + " did not stop within " + gracePeriod + " of SIGTERM; killing it");
+            kill();
+        }
+        LIVE.remove(process);
+        return process.exitValue();
+    }
+
+    /** Whether the last exit was asked for by {@link #kill()} or {@link #stop}. */
+    public synchronized boolean wasKilledOnPurpose()
+    {
+        return stoppedOnPurpose;
+    }
+
+    /** SIGSTOP: the process keeps its sockets open but answers nothing. */
+    public synchronized void suspend()
+    {
+        signal("STOP");
+        suspended = true;
+    }
+
+    /** SIGCONT. */
+    public synchronized void resume()
+    {
+        signal("CONT");
+        suspended = false;
+    }
+
+    /** Waits at most {@code timeout} for the process to exit; true if it has. */
+    public boolean awaitExit(final Duration timeout)
+    {
+        final Process current;
+        synchronized (this)
+        {
+            current = process;
+        }
+        if (current == null)
+        {
+            return true;
+        }
+        try
+        {
+            return current.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Exit code, if the process has exited. */
+    public synchronized Optional<Integer> exitCode()
+    {
+        if (process == null || process.isAlive())
+        {
+            return Optional.empty();
+        }
+        return Optional.of(process.exitValue());
+    }
+
+    /** The last {@code lines} lines of the log. */
+    public String logTail(final int lines)
+    {
+        return LogFiles.tail(logFile, lines);
+    }
+
+    /** The whole log as text (for asserting on a line the process printed). */
+    public String log()
+    {
+        return LogFiles.read(logFile);
+    }
+
+    void appendToLog(final String line)
+    {
+        try
+        {
+            Files.writeString(logFile, line + System.lineSeparator(), StandardCharsets.UTF_8,
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        }
+        catch (final IOException ignore)
+        {
+            // the marker only helps reading the log; the process state is what matters
+        }
+    }
+
+    private void signal(final String signal)
+    {
+        if (!isAlive())
+        {
+            throw new IllegalStateException(name + " is not running; cannot send SIG" + signal);
+        }
+        try
+        {
+            final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                .redirectErrorStream(true)
+                .start();
+            if (!kill.waitFor(SIGNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || kill.exitValue() != 0)
+            {
+                kill.destroyForcibly();
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " (" + name + ") failed: " +
+                    new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+            appendToLog("===== " + Instant.now() + " sent SIG" + signal + " to " + name);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("kill -" + signal + " " + process.pid() + " (" + name + ")", ex);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while sending SIG" + signal + " to " + name, ex);
+        }
+    }
+
+    /**
+     * Kills processes a previous, crashed run over the same folder left behind: only pids listed in its
+     * pid file whose command line still names that folder, so an unrelated process that reused a pid is
+     * left alone.
+     */
+    public static void killLeftovers(final Path pidFile, final Path runDirectory)
+    {
+        if (!Files.exists(pidFile))
+        {
+            return;
+        }
+        final String marker = runDirectory.toAbsolutePath().toString();
+        for (final String line : LogFiles.read(pidFile).split("\\R"))
+        {
+            final String[] parts = line.trim().split(" ", 2);
+            if (parts.length == 0 || parts[0].isEmpty())
+            {
+                continue;
+            }
+            final long pid;
+            try
+            {
+                pid = Long.parseLong(parts[0]);
+            }
+            catch (final NumberFormatException ex)
+            {
+                continue;
+            }
+            ProcessHandle.of(pid)
+                .filter(handle -> handle.info().commandLine().map(cmd -> cmd.contains(marker)).orElse(false))
+                .ifPresent(handle ->
+                {
+                    System.err.println("[sluice-qa] killing leftover child pid " + pid + " of an earlier run in " + marker);
+                    handle.destroyForcibly();
+                });
+        }
+    }
+
+    private static void killAllLive()
+    {
+        for (final Process process : LIVE)
+        {
+            process.destroyForcibly();
+        }
+    }
+}
