@@ -1,0 +1,10 @@
+package io.sluice.broker.backfill;
+
+import io.sluice.broker.exporter.CommittedRecord;
+
+/** Receives committed records in position order. The record is a view valid only during the call. */
+@FunctionalInterface
+public interface BackfillRecordConsumer
+{
+    void onRecord(CommittedRecord record) throws Exception;
+}
