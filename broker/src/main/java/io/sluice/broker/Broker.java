@@ -1,0 +1,420 @@
+package io.sluice.broker;
+
+import io.sluice.broker.command.CommandApi;
+import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.broker.partition.Partition;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.transport.TransportConfig;
+import io.sluice.protocol.transport.TransportException;
+import io.sluice.protocol.transport.TransportServer;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A Sluice broker: one Ratis server on the broker's Raft port hosting one Raft group per partition it
+ * replicates, and the command/admin/topology API on its command port. Several brokers can run in one JVM
+ * (no static state; threads are named {@code broker-<id>-...}).
+ * <p>
+ * On-disk layout under {@code <dataDir>/broker-<id>/}:
+ * <pre>
+ *   raft/&lt;group uuid&gt;/current/...   Ratis's log and metadata of a partition's group (uuid from the partition id)
+ *   raft/&lt;group uuid&gt;/sm/...        the partition state machine's snapshots and record log
+ *                                   (see {@link io.sluice.broker.partition.PartitionStateMachine})
+ * </pre>
+ */
+public final class Broker implements AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+
+    private final BrokerConfig config;
+    private final Map<Integer, Partition> partitions;
+    private final ScheduledExecutorService scheduler;
+    private final RaftServer raftServer;
+    private final TransportServer transport;
+    private volatile boolean closed;
+
+    private Broker(
+        final BrokerConfig config,
+        final Map<Integer, Partition> partitions,
+        final ScheduledExecutorService scheduler,
+        final RaftServer raftServer,
+        final TransportServer transport)
+    {
+        this.config = config;
+        this.partitions = partitions;
+        this.scheduler = scheduler;
+        this.raftServer = raftServer;
+        this.transport = transport;
+    }
+
+    /**
+     * Starts the broker; returns once the command API listens and every partition's Raft group is added.
+     *
+     * @throws InvalidClusterConfigException naming the setting for a node id outside the cluster, a port
+     *                                       in use, or an unknown exporter type.
+     */
+    public static Broker start(final BrokerConfig config) throws IOException
+    {
+        final PartitionDistribution distribution = config.distribution();
+        final int nodeId = config.nodeId();
+        distribution.checkNodeId(nodeId);
+        final ExporterRegistry registry = ExporterRegistry.builtIn();
+        registry.validate(config.exporters());
+        final InetSocketAddress commandAddress = resolve(distribution.commandAddress(nodeId));
+        final InetSocketAddress raftAddress = resolve(distribution.raftAddress(nodeId));
+        checkPortFree(nodeId, commandAddress);
+        checkPortFree(nodeId, raftAddress);
+
+        Files.createDirectories(config.brokerDir());
+        final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
+        final RaftProperties clientProperties = clientProperties(config);
+        final Map<Integer, Partition> partitions = new LinkedHashMap<>();
+        final Map<RaftGroupId, Partition> byGroup = new LinkedHashMap<>();
+        for (final int partitionId : distribution.partitionsOf(nodeId))
+        {
+            final List<RaftPeer> peers = new ArrayList<>();
+            for (final int replica : distribution.replicasOf(partitionId))
+            {
+                final InetSocketAddress address = distribution.raftAddress(replica);
+                peers.add(RaftPeer.newBuilder()
+                    .setId(Partition.peerId(replica))
+                    .setAddress(address.getHostString() + ":" + address.getPort())
+                    .build());
+            }
+            final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
+            final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
+                config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
+                config.adminTimeout(), clientProperties);
+            partitions.put(partitionId, partition);
+            byGroup.put(group.getGroupId(), partition);
+        }
+
+        RaftServer raftServer = null;
+        TransportServer transport = null;
+        try
+        {
+            raftServer = RaftServer.newBuilder()
+                .setServerId(Partition.peerId(nodeId))
+                .setProperties(serverProperties(config, raftAddress))
+                .setStateMachineRegistry((groupId) ->
+                {
+                    final Partition partition = byGroup.get(groupId);
+                    if (partition == null)
+                    {
+                        throw new IllegalStateException("broker " + nodeId + " hosts no partition of group " + groupId);
+                    }
+                    return partition.stateMachine();
+                })
+                .setOption(RaftStorage.StartupOption.RECOVER)
+                .build();
+            for (final Partition partition : partitions.values())
+            {
+                partition.attach(raftServer);
+            }
+            try
+            {
+                raftServer.start();
+            }
+            catch (final IOException e)
+            {
+                if (isBindFailure(e))
+                {
+                    throw portInUse(nodeId, raftAddress, e);
+                }
+                throw e;
+            }
+            addGroups(raftServer, nodeId, partitions);
+
+            try
+            {
+                transport = TransportServer.start(commandAddress,
+                    new CommandApi(nodeId, distribution, partitions), TransportConfig.defaults());
+            }
+            catch (final TransportException e)
+            {
+                throw portInUse(nodeId, commandAddress, e);
+            }
+            final Broker broker = new Broker(config, partitions, scheduler, raftServer, transport);
+            scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
+            LOG.info("broker {} started: command API on {}, Raft on {} ({}), partitions {}, data in {}",
+                nodeId, transport.localAddress(), raftAddress, config.raftTransport(), partitions.keySet(),
+                config.brokerDir());
+            return broker;
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            partitions.values().forEach(Partition::close);
+            if (transport != null)
+            {
+                transport.close();
+            }
+            if (raftServer != null)
+            {
+                closeQuietly(raftServer, nodeId);
+            }
+            scheduler.shutdownNow();
+            throw e;
+        }
+    }
+
+    private static void addGroups(final RaftServer server, final int nodeId, final Map<Integer, Partition> partitions)
+        throws IOException
+    {
+        final List<RaftGroupId> existing = new ArrayList<>();
+        server.getGroupIds().forEach(existing::add);
+        final ClientId clientId = ClientId.randomId();
+        final AtomicLong callId = new AtomicLong();
+        for (final Partition partition : partitions.values())
+        {
+            if (existing.contains(partition.group().getGroupId()))
+            {
+                continue;
+            }
+            final RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(
+                clientId, server.getId(), callId.incrementAndGet(), partition.group()));
+            if (!reply.isSuccess())
+            {
+                throw new IOException("broker " + nodeId + ": cannot add the Raft group of partition " +
+                    partition.partitionId() + ": " + reply.getException());
+            }
+        }
+    }
+
+    /** Backs up the leader-ready notification: starts exporters on a leader that missed it. */
+    private void checkLeadership()
+    {
+        if (closed)
+        {
+            return;
+        }
+        for (final Partition partition : partitions.values())
+        {
+            try
+            {
+                partition.checkLeadership();
+            }
+            catch (final RuntimeException e)
+            {
+                LOG.warn("broker {}: leadership check of partition {} failed", config.nodeId(),
+                    partition.partitionId(), e);
+            }
+        }
+    }
+
+    public int nodeId()
+    {
+        return config.nodeId();
+    }
+
+    public BrokerConfig config()
+    {
+        return config;
+    }
+
+    /** The bound command-API address. */
+    public InetSocketAddress commandAddress()
+    {
+        return transport.localAddress();
+    }
+
+    /** The partitions this broker replicates, by id. */
+    public Map<Integer, Partition> partitions()
+    {
+        return partitions;
+    }
+
+    public Partition partition(final int partitionId)
+    {
+        return partitions.get(partitionId);
+    }
+
+    /** The command API handler, for driving the broker in-process. */
+    public CommandApi commandApi()
+    {
+        return new CommandApi(config.nodeId(), config.distribution(), partitions);
+    }
+
+    public RaftServer raftServer()
+    {
+        return raftServer;
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        LOG.info("broker {} stopping", config.nodeId());
+        transport.close();
+        partitions.values().forEach(Partition::close);
+        closeQuietly(raftServer, config.nodeId());
+        scheduler.shutdownNow();
+        try
+        {
+            scheduler.awaitTermination(5, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info("broker {} stopped", config.nodeId());
+    }
+
+    private static void closeQuietly(final RaftServer server, final int nodeId)
+    {
+        try
+        {
+            server.close();
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            LOG.warn("broker {}: Raft server did not close cleanly", nodeId, e);
+        }
+    }
+
+    private static RaftProperties serverProperties(final BrokerConfig config, final InetSocketAddress raftAddress)
+    {
+        final RaftProperties properties = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(properties, List.of(config.brokerDir().resolve("raft").toFile()));
+        if (config.raftTransport() == BrokerConfig.RaftTransport.NETTY)
+        {
+            RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
+            NettyConfigKeys.Server.setHost(properties, raftAddress.getHostString());
+            NettyConfigKeys.Server.setPort(properties, raftAddress.getPort());
+        }
+        else
+        {
+            RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+            GrpcConfigKeys.Server.setHost(properties, raftAddress.getHostString());
+            GrpcConfigKeys.Server.setPort(properties, raftAddress.getPort());
+            GrpcConfigKeys.Server.setAsyncRequestThreadPoolCached(properties, false);
+            GrpcConfigKeys.Server.setAsyncRequestThreadPoolSize(properties, 4);
+        }
+        // Elections: 1-2 s keeps leaders stable when the CPU is saturated.
+        RaftServerConfigKeys.Rpc.setTimeoutMin(properties, duration(config.electionTimeoutMin()));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(properties, duration(config.electionTimeoutMax()));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, duration(config.electionTimeoutMin()));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, duration(config.electionTimeoutMax()));
+        RaftServerConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+        // Fast appender retries: a restarted follower catches up in a fraction of a second.
+        RaftServerConfigKeys.Log.Appender.setRetryPolicy(properties, "1ms,10,100ms,100000");
+        // Direct memory per group: the write buffer must exceed the appender batch.
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf("1MB"));
+        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf("2MB"));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("32MB"));
+        RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf("1MB"));
+        RaftServerConfigKeys.Log.setSegmentCacheNumMax(properties, 2);
+        RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(properties, SizeInBytes.valueOf("1MB"));
+        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, true);
+        // Snapshots seal and compact the record log; Raft then purges its own log up to them.
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, config.snapshotThresholdEntries());
+        RaftServerConfigKeys.Snapshot.setCreationGap(properties, Math.min(1024, config.snapshotThresholdEntries()));
+        RaftServerConfigKeys.Log.setPurgeGap(properties, (int)Math.min(1024, config.snapshotThresholdEntries()));
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
+        return properties;
+    }
+
+    private static RaftProperties clientProperties(final BrokerConfig config)
+    {
+        final RaftProperties properties = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(properties, config.raftTransport() == BrokerConfig.RaftTransport.NETTY ?
+            SupportedRpcType.NETTY : SupportedRpcType.GRPC);
+        RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+        return properties;
+    }
+
+    private static TimeDuration duration(final java.time.Duration duration)
+    {
+        return TimeDuration.valueOf(duration.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private static ScheduledExecutorService newScheduler(final int nodeId, final int threads)
+    {
+        final AtomicInteger count = new AtomicInteger();
+        final ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads, (runnable) ->
+        {
+            final Thread thread = new Thread(runnable, "broker-" + nodeId + "-exporter-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        return Executors.unconfigurableScheduledExecutorService(executor);
+    }
+
+    private static InetSocketAddress resolve(final InetSocketAddress address)
+    {
+        return address.isUnresolved() ? new InetSocketAddress(address.getHostString(), address.getPort()) : address;
+    }
+
+    private static void checkPortFree(final int nodeId, final InetSocketAddress address)
+    {
+        try (ServerSocket socket = new ServerSocket())
+        {
+            socket.setReuseAddress(true);
+            socket.bind(address);
+        }
+        catch (final IOException e)
+        {
+            throw portInUse(nodeId, address, e);
+        }
+    }
+
+    private static boolean isBindFailure(final Throwable failure)
+    {
+        for (Throwable t = failure; t != null; t = t.getCause())
+        {
+            if (t instanceof java.net.BindException)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static InvalidClusterConfigException portInUse(
+        final int nodeId, final InetSocketAddress address, final Exception cause)
+    {
+        final InvalidClusterConfigException failure = new InvalidClusterConfigException(
+            PartitionDistribution.BROKERS_SETTING, "port " + address.getPort() + " of broker " + nodeId +
+            " is in use (" + address.getHostString() + ": " + cause.getMessage() + ")");
+        failure.initCause(cause);
+        return failure;
+    }
+}

@@ -1,0 +1,107 @@
+package io.sluice.broker;
+
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.protocol.cluster.PartitionDistribution;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Everything a broker needs to start: its node id, the cluster's static distribution, the data directory
+ * root ({@code sluice.data-dir}; this broker's data goes to {@code <dataDir>/broker-<id>/}), its exporters,
+ * and tuning with defaults that suit a small machine.
+ *
+ * @param raftTransport             Ratis RPC: {@code GRPC} (default: it kept its throughput with a follower
+ *                                  down) or {@code NETTY}.
+ * @param electionTimeoutMin        lower bound of the Raft election timeout; 1-2 s keeps leaders stable on
+ *                                  a saturated 2-core machine.
+ * @param snapshotThresholdEntries  Raft entries between automatic snapshots (which seal and compact the
+ *                                  record log and let Raft purge its log).
+ * @param segmentSizeBytes          size at which the record log starts a new segment.
+ * @param exporterAckInterval       how often acknowledged exporter positions are replicated (one entry).
+ * @param adminTimeout              bound on committing an exporting state change before answering TIMEOUT.
+ * @param exporterThreads           threads running this broker's exporter directors.
+ */
+public record BrokerConfig(
+    int nodeId,
+    PartitionDistribution distribution,
+    Path dataDir,
+    Map<String, ExporterConfig> exporters,
+    RaftTransport raftTransport,
+    Duration electionTimeoutMin,
+    Duration electionTimeoutMax,
+    long snapshotThresholdEntries,
+    long segmentSizeBytes,
+    Duration exporterAckInterval,
+    Duration adminTimeout,
+    int exporterThreads)
+{
+    public enum RaftTransport
+    {
+        GRPC,
+        NETTY
+    }
+
+    public BrokerConfig
+    {
+        Objects.requireNonNull(distribution, "distribution");
+        Objects.requireNonNull(dataDir, "dataDir");
+        exporters = exporters == null ? Map.of() : Map.copyOf(exporters);
+        Objects.requireNonNull(raftTransport, "raftTransport");
+        if (electionTimeoutMax.compareTo(electionTimeoutMin) <= 0)
+        {
+            throw new IllegalArgumentException("electionTimeoutMax " + electionTimeoutMax +
+                " must exceed electionTimeoutMin " + electionTimeoutMin);
+        }
+        if (snapshotThresholdEntries < 1 || segmentSizeBytes < 1024 || exporterThreads < 1)
+        {
+            throw new IllegalArgumentException("snapshotThresholdEntries, segmentSizeBytes (>= 1 KiB) and " +
+                "exporterThreads must be positive");
+        }
+    }
+
+    public static BrokerConfig of(
+        final int nodeId,
+        final PartitionDistribution distribution,
+        final Path dataDir,
+        final Map<String, ExporterConfig> exporters)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, RaftTransport.GRPC,
+            Duration.ofMillis(1000), Duration.ofMillis(2000), 20_000, 64L * 1024 * 1024,
+            Duration.ofMillis(100), Duration.ofSeconds(10), 1);
+    }
+
+    /** This broker's own data: {@code <dataDir>/broker-<nodeId>}. */
+    public Path brokerDir()
+    {
+        return dataDir.resolve("broker-" + nodeId);
+    }
+
+    public BrokerConfig withRaftTransport(final RaftTransport transport)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, transport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
+            exporterThreads);
+    }
+
+    public BrokerConfig withElectionTimeout(final Duration min, final Duration max)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, min, max,
+            snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout, exporterThreads);
+    }
+
+    public BrokerConfig withSnapshots(final long thresholdEntries, final long segmentBytes)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, thresholdEntries, segmentBytes, exporterAckInterval, adminTimeout, exporterThreads);
+    }
+
+    public BrokerConfig withAdminTimeout(final Duration timeout)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, timeout,
+            exporterThreads);
+    }
+}

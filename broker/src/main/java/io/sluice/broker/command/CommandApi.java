@@ -1,0 +1,274 @@
+package io.sluice.broker.command;
+
+import io.sluice.broker.log.codecs.AppendEntryEncoder;
+import io.sluice.broker.partition.Partition;
+import io.sluice.broker.partition.PartitionException;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.codecs.AdminRequestDecoder;
+import io.sluice.protocol.codecs.AppendRequestDecoder;
+import io.sluice.protocol.codecs.BackfillRequestDecoder;
+import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
+import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.TopologyRequestDecoder;
+import io.sluice.protocol.message.ErrorResponseWriter;
+import io.sluice.protocol.message.SbeMessages;
+import io.sluice.protocol.transport.RequestHandler;
+import io.sluice.protocol.transport.ResponseChannel;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The broker's command, admin and topology API: decodes each request (once, with reusable decoders per I/O
+ * thread), dispatches it to the partition and answers exactly once, also for malformed or unknown input.
+ * Never throws to the transport.
+ */
+public final class CommandApi implements RequestHandler
+{
+    private static final Logger LOG = LoggerFactory.getLogger(CommandApi.class);
+
+    private final int brokerId;
+    private final PartitionDistribution distribution;
+    private final Map<Integer, Partition> partitions;
+    private final ThreadLocal<Decoders> decoders = ThreadLocal.withInitial(Decoders::new);
+
+    public CommandApi(final int brokerId, final PartitionDistribution distribution, final Map<Integer, Partition> partitions)
+    {
+        this.brokerId = brokerId;
+        this.distribution = distribution;
+        this.partitions = Map.copyOf(partitions);
+    }
+
+    @Override
+    public void onRequest(final DirectBuffer buffer, final int offset, final int length, final ResponseChannel response)
+    {
+        try
+        {
+            final int templateId = SbeMessages.templateIdOf(buffer, offset, length);
+            if (templateId == SbeMessages.NOT_A_MESSAGE)
+            {
+                malformed(response, 0, "not a Sluice message: " + SbeMessages.describe(buffer, offset, length));
+                return;
+            }
+            final Decoders d = decoders.get();
+            d.view.wrap(buffer, offset, length);
+            d.header.wrap(d.view, 0);
+            final int bodyOffset = MessageHeaderDecoder.ENCODED_LENGTH;
+            final int blockLength = d.header.blockLength();
+            final int version = d.header.version();
+            switch (templateId)
+            {
+                case AppendRequestDecoder.TEMPLATE_ID ->
+                    onAppend(d, d.append.wrap(d.view, bodyOffset, blockLength, version), response);
+                case AdminRequestDecoder.TEMPLATE_ID ->
+                    onAdmin(d.admin.wrap(d.view, bodyOffset, blockLength, version), response);
+                case TopologyRequestDecoder.TEMPLATE_ID ->
+                    onTopology(d.topology.wrap(d.view, bodyOffset, blockLength, version), response);
+                case BackfillRequestDecoder.TEMPLATE_ID, BackfillStatusRequestDecoder.TEMPLATE_ID,
+                    CancelBackfillRequestDecoder.TEMPLATE_ID -> response.respond(ErrorResponseWriter.of(
+                    ErrorCode.UNSUPPORTED, 0, ErrorResponseWriter.NO_LEADER,
+                    "broker " + brokerId + ": backfills are not supported yet"));
+                default -> malformed(response, 0, "broker " + brokerId + ": not a request: " +
+                    SbeMessages.describe(buffer, offset, length));
+            }
+        }
+        catch (final RuntimeException e)
+        {
+            // Generated decoders read out of bounds on lying lengths: the view is bounded, so that lands here.
+            malformed(response, 0, "broker " + brokerId + ": malformed request: " + e.getMessage());
+        }
+    }
+
+    private void onAppend(final Decoders d, final AppendRequestDecoder request, final ResponseChannel response)
+    {
+        final int partitionId = request.partitionId();
+        final AppendRequestDecoder.RecordsDecoder records = request.records();
+        final int count = records.count();
+        if (count < 1)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " on broker " + brokerId + ": an append needs at least one record"));
+            return;
+        }
+        final Partition partition = partitionOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+
+        // First pass: validate every length against the frame and size the entry.
+        int entryLength = d.entryHeader.encodedLength() + AppendEntryEncoder.BLOCK_LENGTH +
+            AppendEntryEncoder.RecordsEncoder.sbeHeaderSize();
+        for (final AppendRequestDecoder.RecordsDecoder record : records)
+        {
+            record.timestamp();
+            final int keyLength = record.keyLength();
+            record.skipKey();
+            final int payloadLength = record.payloadLength();
+            record.skipPayload();
+            entryLength += AppendEntryEncoder.RecordsEncoder.sbeBlockLength() +
+                AppendEntryEncoder.RecordsEncoder.keyHeaderLength() + keyLength +
+                AppendEntryEncoder.RecordsEncoder.payloadHeaderLength() + payloadLength;
+        }
+
+        if (request.limit() > d.view.capacity())
+        {
+            malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
+                ": append request lengths run " + (request.limit() - d.view.capacity()) + " bytes past the frame");
+            return;
+        }
+
+        // Second pass: copy into the entry.
+        final AppendRequestDecoder.RecordsDecoder again = request.sbeRewind().records();
+        final byte[] entry = new byte[entryLength];
+        final UnsafeBuffer entryBuffer = new UnsafeBuffer(entry);
+        final AppendEntryEncoder.RecordsEncoder out = d.entry.wrapAndApplyHeader(entryBuffer, 0, d.entryHeader)
+            .recordsCount(count);
+        for (final AppendRequestDecoder.RecordsDecoder record : again)
+        {
+            out.next().timestamp(record.timestamp());
+            final int keyLength = record.keyLength();
+            record.wrapKey(d.keyView);
+            out.putKey(d.keyView, 0, keyLength);
+            record.wrapPayload(d.payloadView);
+            out.putPayload(d.payloadView, 0, d.payloadView.capacity());
+        }
+
+        partition.append(entry).whenComplete((positions, error) ->
+        {
+            if (error != null)
+            {
+                respondError(response, partitionId, error);
+            }
+            else
+            {
+                response.respond(ResponseWriters.append(partitionId, positions[0], (int)positions[1]));
+            }
+        });
+    }
+
+    private void onAdmin(final AdminRequestDecoder request, final ResponseChannel response)
+    {
+        final int requestBroker = request.brokerId();
+        final int partitionId = request.partitionId();
+        final long version = request.version();
+        final ExportingState target = switch (request.kind())
+        {
+            case PAUSE_EXPORTING -> ExportingState.PAUSED;
+            case SOFT_PAUSE_EXPORTING -> ExportingState.SOFT_PAUSED;
+            case RESUME_EXPORTING -> ExportingState.EXPORTING;
+            default -> null;
+        };
+        if (target == null)
+        {
+            malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
+                ": unknown admin request kind " + request.kindRaw());
+            return;
+        }
+        if (requestBroker != brokerId)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, partitionId, ErrorResponseWriter.NO_LEADER,
+                "admin request for broker " + requestBroker + " reached broker " + brokerId));
+            return;
+        }
+        final Partition partition = partitionOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+        partition.changeExportingState(target, version).whenComplete((ignored, error) ->
+        {
+            if (error != null)
+            {
+                respondError(response, partitionId, error);
+            }
+            else
+            {
+                response.respond(ResponseWriters.admin(brokerId, partition.status()));
+            }
+        });
+    }
+
+    private void onTopology(final TopologyRequestDecoder request, final ResponseChannel response)
+    {
+        final int requestBroker = request.brokerId();
+        if (requestBroker != TopologyRequestDecoder.brokerIdNullValue() && requestBroker != brokerId)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, 0, ErrorResponseWriter.NO_LEADER,
+                "topology request for broker " + requestBroker + " reached broker " + brokerId));
+            return;
+        }
+        final List<Partition.PartitionStatus> statuses = new ArrayList<>(partitions.size());
+        partitions.keySet().stream().sorted().forEach((id) -> statuses.add(partitions.get(id).status()));
+        response.respond(ResponseWriters.topology(brokerId, statuses));
+    }
+
+    private Partition partitionOrRespond(final int partitionId, final ResponseChannel response)
+    {
+        final Partition partition = partitions.get(partitionId);
+        if (partition != null)
+        {
+            return partition;
+        }
+        if (distribution.isPartition(partitionId))
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " is not replicated on broker " + brokerId + " (replicas: " +
+                distribution.replicasOf(partitionId) + ")"));
+        }
+        else
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.PARTITION_NOT_FOUND, partitionId,
+                ErrorResponseWriter.NO_LEADER, "partition " + partitionId + " does not exist (partitions are 1.." +
+                distribution.partitionCount() + ")"));
+        }
+        return null;
+    }
+
+    private void respondError(final ResponseChannel response, final int partitionId, final Throwable error)
+    {
+        final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
+            error.getCause() : error;
+        if (cause instanceof PartitionException failure)
+        {
+            response.respond(ErrorResponseWriter.of(failure.code(), partitionId,
+                failure.leaderId() < 0 ? ErrorResponseWriter.NO_LEADER : failure.leaderId(), failure.getMessage()));
+        }
+        else
+        {
+            LOG.warn("partition {} on broker {}: request failed", partitionId, brokerId, cause);
+            response.respond(ErrorResponseWriter.of(ErrorCode.INTERNAL_ERROR, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " on broker " + brokerId + ": " + cause));
+        }
+    }
+
+    private void malformed(final ResponseChannel response, final int partitionId, final String message)
+    {
+        response.respond(ErrorResponseWriter.of(ErrorCode.MALFORMED_REQUEST, partitionId,
+            ErrorResponseWriter.NO_LEADER, message));
+    }
+
+    /** Reusable decoders and encoders of one I/O thread. */
+    private static final class Decoders
+    {
+        final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+        final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
+        final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder();
+        final AppendRequestDecoder append = new AppendRequestDecoder();
+        final AdminRequestDecoder admin = new AdminRequestDecoder();
+        final TopologyRequestDecoder topology = new TopologyRequestDecoder();
+        final io.sluice.broker.log.codecs.MessageHeaderEncoder entryHeader =
+            new io.sluice.broker.log.codecs.MessageHeaderEncoder();
+        final AppendEntryEncoder entry = new AppendEntryEncoder();
+    }
+}

@@ -1,0 +1,115 @@
+package io.sluice.broker.command;
+
+import io.sluice.broker.partition.Partition.PartitionStatus;
+import io.sluice.protocol.codecs.AdminResponseEncoder;
+import io.sluice.protocol.codecs.AppendResponseEncoder;
+import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.TopologyResponseEncoder;
+import io.sluice.protocol.transport.MessageWriter;
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/** Encoders of the broker's answers; each writer holds its values and is used once, on any thread. */
+final class ResponseWriters
+{
+    private ResponseWriters()
+    {
+    }
+
+    static MessageWriter append(final int partitionId, final long firstPosition, final int count)
+    {
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + AppendResponseEncoder.BLOCK_LENGTH;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                new AppendResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .partitionId(partitionId)
+                    .firstPosition(firstPosition)
+                    .count(count);
+            }
+        };
+    }
+
+    static MessageWriter admin(final int brokerId, final PartitionStatus status)
+    {
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + AdminResponseEncoder.BLOCK_LENGTH;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                new AdminResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .brokerId(brokerId)
+                    .partitionId(status.partitionId())
+                    .exportingState(status.exportingState())
+                    .version(status.exportingStateVersion())
+                    .exportedPosition(status.exportedPosition())
+                    .lastPosition(status.lastPosition());
+            }
+        };
+    }
+
+    static MessageWriter topology(final int brokerId, final List<PartitionStatus> partitions)
+    {
+        int length = MessageHeaderEncoder.ENCODED_LENGTH + TopologyResponseEncoder.BLOCK_LENGTH +
+            TopologyResponseEncoder.PartitionsEncoder.sbeHeaderSize();
+        for (final PartitionStatus status : partitions)
+        {
+            length += TopologyResponseEncoder.PartitionsEncoder.sbeBlockLength() +
+                TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder.sbeHeaderSize();
+            for (final String id : status.exporterPositions().keySet())
+            {
+                length += TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder.sbeBlockLength() +
+                    TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder.exporterIdHeaderLength() +
+                    id.getBytes(StandardCharsets.UTF_8).length;
+            }
+        }
+        final int encodedLength = length;
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return encodedLength;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final TopologyResponseEncoder encoder = new TopologyResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .brokerId(brokerId);
+                final TopologyResponseEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
+                for (final PartitionStatus status : partitions)
+                {
+                    group.next()
+                        .partitionId(status.partitionId())
+                        .role(status.role())
+                        .term(status.term())
+                        .leaderId(status.leaderId())
+                        .exportingState(status.exportingState())
+                        .exportingStateVersion(status.exportingStateVersion())
+                        .lastPosition(status.lastPosition())
+                        .exportedPosition(status.exportedPosition());
+                    final TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder exporters =
+                        group.exportersCount(status.exporterPositions().size());
+                    for (final Map.Entry<String, Long> exporter : status.exporterPositions().entrySet())
+                    {
+                        exporters.next().position(exporter.getValue()).exporterId(exporter.getKey());
+                    }
+                }
+            }
+        };
+    }
+}

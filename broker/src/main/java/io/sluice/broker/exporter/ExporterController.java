@@ -1,0 +1,12 @@
+package io.sluice.broker.exporter;
+
+/** Handed to an exporter on open. Thread-safe. */
+public interface ExporterController
+{
+    /**
+     * Marks every position up to and including {@code position} as durably exported. Acknowledged
+     * positions are replicated in batches, never moved backwards, and held back while exporting is soft
+     * paused.
+     */
+    void acknowledge(long position);
+}

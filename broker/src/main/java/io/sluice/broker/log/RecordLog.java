@@ -1,0 +1,513 @@
+package io.sluice.broker.log;
+
+import org.agrona.BitUtil;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.IntArrayList;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+
+/**
+ * The committed records of one partition replica, readable by position.
+ * <p>
+ * On-disk layout, under the partition's Raft state machine directory ({@code <group>/sm/records/}):
+ * <pre>
+ *   segment-&lt;first position, 20 digits&gt;.log   sealed segments, then the one active segment (the last)
+ * </pre>
+ * A segment is a sequence of frames, positions dense and increasing:
+ * <pre>
+ *   0  int32 frame length L (bytes after this field)
+ *   4  int32 CRC32C of the L - 4 bytes after this field
+ *   8  int64 Raft index of the entry that carried the record
+ *  16  int64 position
+ *  24  int64 timestamp (epoch millis)
+ *  32  int32 key length K, -1 when the record has no key
+ *  36  K bytes key (UTF-8)
+ *  .   int32 payload length P
+ *  .   P bytes payload
+ * </pre>
+ * Little-endian. Writes go to the OS on every append and are forced to disk by {@link #flush()} (before a
+ * snapshot lets Raft purge the entries the records came from); a torn or corrupt tail of the active
+ * segment is cut off on open, since the Raft log still holds those entries and applies them again.
+ * A snapshot seals the active segment ({@link #roll()}) so the segments it lists never change; compaction
+ * only ever deletes whole sealed segments below a floor position.
+ * <p>
+ * Thread-safety: appends, rolls and compaction come from the state machine's apply thread; reads from
+ * exporter threads. Every method is synchronized; reads copy into the caller's buffer.
+ */
+public final class RecordLog implements AutoCloseable
+{
+    public static final String DIRECTORY = "records";
+    static final String SEGMENT_PREFIX = "segment-";
+    static final String SEGMENT_SUFFIX = ".log";
+
+    static final int LENGTH_OFFSET = 0;
+    static final int CRC_OFFSET = 4;
+    static final int RAFT_INDEX_OFFSET = 8;
+    static final int POSITION_OFFSET = 16;
+    static final int TIMESTAMP_OFFSET = 24;
+    static final int KEY_LENGTH_OFFSET = 32;
+    static final int KEY_OFFSET = 36;
+    static final int HEADER_LENGTH = KEY_OFFSET;
+    static final int MAX_FRAME_LENGTH = 32 * 1024 * 1024;
+
+    private final Path directory;
+    private final long segmentSizeBytes;
+    private final List<Segment> segments = new ArrayList<>();
+    private final CRC32C crc = new CRC32C();
+    private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
+    private long lastPosition;
+    private long lastRaftIndex;
+
+    private RecordLog(final Path directory, final long segmentSizeBytes)
+    {
+        this.directory = directory;
+        this.segmentSizeBytes = segmentSizeBytes;
+    }
+
+    /**
+     * Opens (or creates) the log in a directory.
+     *
+     * @param snapshotLastPosition  last position recorded by the snapshot the state machine starts from, 0 if none.
+     * @param snapshotLastRaftIndex Raft index of the entry holding that position, 0 if none.
+     */
+    public static RecordLog open(
+        final Path directory,
+        final long segmentSizeBytes,
+        final long snapshotLastPosition,
+        final long snapshotLastRaftIndex) throws IOException
+    {
+        Files.createDirectories(directory);
+        final RecordLog log = new RecordLog(directory, segmentSizeBytes);
+        log.recover(snapshotLastPosition, snapshotLastRaftIndex);
+        return log;
+    }
+
+    private void recover(final long snapshotLastPosition, final long snapshotLastRaftIndex) throws IOException
+    {
+        final List<Path> files;
+        try (Stream<Path> listing = Files.list(directory))
+        {
+            files = listing
+                .filter((p) -> p.getFileName().toString().startsWith(SEGMENT_PREFIX) &&
+                    p.getFileName().toString().endsWith(SEGMENT_SUFFIX))
+                .sorted()
+                .toList();
+        }
+        lastPosition = snapshotLastPosition;
+        lastRaftIndex = snapshotLastRaftIndex;
+        for (int i = 0; i < files.size(); i++)
+        {
+            final Path file = files.get(i);
+            final String name = file.getFileName().toString();
+            final long firstPosition = Long.parseLong(
+                name.substring(SEGMENT_PREFIX.length(), name.length() - SEGMENT_SUFFIX.length()));
+            final boolean active = i == files.size() - 1;
+            final Segment segment = Segment.open(file, firstPosition, active);
+            segment.scan(active, crc);
+            segments.add(segment);
+            if (segment.count() > 0)
+            {
+                lastPosition = Math.max(lastPosition, segment.lastPosition());
+                lastRaftIndex = Math.max(lastRaftIndex, segment.lastRaftIndex);
+            }
+            else
+            {
+                lastPosition = Math.max(lastPosition, firstPosition - 1);
+            }
+        }
+        if (segments.isEmpty())
+        {
+            segments.add(Segment.create(directory, lastPosition + 1));
+        }
+    }
+
+    public synchronized long lastPosition()
+    {
+        return lastPosition;
+    }
+
+    /** Raft index of the entry that carried the last record: entries at or below it are already here. */
+    public synchronized long lastRaftIndex()
+    {
+        return lastRaftIndex;
+    }
+
+    /** Lowest position still held, or {@code lastPosition() + 1} when the log holds none. */
+    public synchronized long firstPosition()
+    {
+        for (final Segment segment : segments)
+        {
+            if (segment.count() > 0)
+            {
+                return segment.firstPosition;
+            }
+        }
+        return lastPosition + 1;
+    }
+
+    /**
+     * Appends the next record; its position is {@link #lastPosition()} + 1.
+     *
+     * @param key null or empty for a record without a key.
+     */
+    public synchronized long append(
+        final long raftIndex,
+        final long timestamp,
+        final DirectBuffer key,
+        final int keyOffset,
+        final int keyLength,
+        final DirectBuffer payload,
+        final int payloadOffset,
+        final int payloadLength) throws IOException
+    {
+        final int frameLength = HEADER_LENGTH + Math.max(keyLength, 0) + BitUtil.SIZE_OF_INT + payloadLength;
+        if (frameLength > MAX_FRAME_LENGTH)
+        {
+            throw new IOException("record of " + frameLength + " bytes exceeds the maximum " + MAX_FRAME_LENGTH);
+        }
+        Segment active = segments.get(segments.size() - 1);
+        if (active.size >= segmentSizeBytes && active.count() > 0)
+        {
+            active = rollLocked();
+        }
+        if (writeBuffer.capacity() < frameLength)
+        {
+            writeBuffer = ByteBuffer.allocateDirect(BitUtil.findNextPositivePowerOfTwo(frameLength))
+                .order(ByteOrder.LITTLE_ENDIAN);
+        }
+        final long position = lastPosition + 1;
+        final UnsafeBuffer frame = new UnsafeBuffer(writeBuffer, 0, frameLength);
+        frame.putInt(LENGTH_OFFSET, frameLength - BitUtil.SIZE_OF_INT);
+        frame.putLong(RAFT_INDEX_OFFSET, raftIndex);
+        frame.putLong(POSITION_OFFSET, position);
+        frame.putLong(TIMESTAMP_OFFSET, timestamp);
+        int cursor = KEY_OFFSET;
+        if (key == null || keyLength <= 0)
+        {
+            frame.putInt(KEY_LENGTH_OFFSET, -1);
+        }
+        else
+        {
+            frame.putInt(KEY_LENGTH_OFFSET, keyLength);
+            frame.putBytes(cursor, key, keyOffset, keyLength);
+            cursor += keyLength;
+        }
+        frame.putInt(cursor, payloadLength);
+        cursor += BitUtil.SIZE_OF_INT;
+        frame.putBytes(cursor, payload, payloadOffset, payloadLength);
+        writeBuffer.clear().position(RAFT_INDEX_OFFSET).limit(frameLength);
+        crc.reset();
+        crc.update(writeBuffer);
+        frame.putInt(CRC_OFFSET, (int)crc.getValue());
+        writeBuffer.clear().limit(frameLength);
+        active.append(writeBuffer, raftIndex);
+        lastPosition = position;
+        lastRaftIndex = raftIndex;
+        return position;
+    }
+
+    /**
+     * Copies up to {@code maxCount} records from {@code fromPosition} on and hands each to the reader, in
+     * order; returns how many were read. Reading stops at the end of a segment.
+     */
+    public synchronized int read(final long fromPosition, final int maxCount, final RecordReader reader)
+        throws IOException
+    {
+        if (fromPosition > lastPosition || maxCount <= 0)
+        {
+            return 0;
+        }
+        final Segment segment = segmentOf(fromPosition);
+        if (segment == null)
+        {
+            throw new IOException("position " + fromPosition + " is no longer held (first held is " +
+                firstPosition() + ")");
+        }
+        return segment.read(fromPosition, maxCount, reader);
+    }
+
+    /** Forces every segment's data to disk. */
+    public synchronized void flush() throws IOException
+    {
+        for (final Segment segment : segments)
+        {
+            segment.force();
+        }
+    }
+
+    /** Seals the active segment if it holds records and starts a new one; the sealed ones never change. */
+    public synchronized void roll() throws IOException
+    {
+        if (segments.get(segments.size() - 1).count() > 0)
+        {
+            rollLocked();
+        }
+    }
+
+    private Segment rollLocked() throws IOException
+    {
+        final Segment active = segments.get(segments.size() - 1);
+        active.force();
+        active.seal();
+        final Segment next = Segment.create(directory, lastPosition + 1);
+        segments.add(next);
+        return next;
+    }
+
+    /** Deletes sealed segments whose every position is below {@code floorPosition}; returns how many. */
+    public synchronized int compact(final long floorPosition) throws IOException
+    {
+        int deleted = 0;
+        while (segments.size() > 1)
+        {
+            final Segment oldest = segments.get(0);
+            if (oldest.count() > 0 && oldest.lastPosition() >= floorPosition)
+            {
+                break;
+            }
+            oldest.close();
+            Files.deleteIfExists(oldest.file);
+            Files.deleteIfExists(oldest.file.resolveSibling(oldest.file.getFileName() + ".md5"));
+            segments.remove(0);
+            deleted++;
+        }
+        return deleted;
+    }
+
+    /** Files of the sealed segments, oldest first: what a snapshot carries. */
+    public synchronized List<Path> sealedSegmentFiles()
+    {
+        final List<Path> files = new ArrayList<>(segments.size());
+        for (int i = 0; i < segments.size() - 1; i++)
+        {
+            files.add(segments.get(i).file);
+        }
+        return files;
+    }
+
+    public Path directory()
+    {
+        return directory;
+    }
+
+    @Override
+    public synchronized void close() throws IOException
+    {
+        for (final Segment segment : segments)
+        {
+            segment.close();
+        }
+        segments.clear();
+    }
+
+    private Segment segmentOf(final long position)
+    {
+        for (int i = segments.size() - 1; i >= 0; i--)
+        {
+            final Segment segment = segments.get(i);
+            if (position >= segment.firstPosition && position < segment.firstPosition + segment.count())
+            {
+                return segment;
+            }
+        }
+        return null;
+    }
+
+    /** Receives records read from the log; the buffers are valid only during the call. */
+    @FunctionalInterface
+    public interface RecordReader
+    {
+        void onRecord(
+            long position,
+            long timestamp,
+            DirectBuffer buffer,
+            int keyOffset,
+            int keyLength,
+            int payloadOffset,
+            int payloadLength);
+    }
+
+    private static final class Segment
+    {
+        private final Path file;
+        private final long firstPosition;
+        private final IntArrayList offsets = new IntArrayList();
+        private FileChannel channel;
+        private long size;
+        private long lastRaftIndex;
+        private ByteBuffer readBuffer;
+
+        private Segment(final Path file, final long firstPosition, final FileChannel channel)
+        {
+            this.file = file;
+            this.firstPosition = firstPosition;
+            this.channel = channel;
+        }
+
+        static Segment create(final Path directory, final long firstPosition) throws IOException
+        {
+            final Path file = directory.resolve(String.format("%s%020d%s", SEGMENT_PREFIX, firstPosition, SEGMENT_SUFFIX));
+            final FileChannel channel = FileChannel.open(
+                file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            channel.truncate(0);
+            return new Segment(file, firstPosition, channel);
+        }
+
+        static Segment open(final Path file, final long firstPosition, final boolean active) throws IOException
+        {
+            final FileChannel channel = active ?
+                FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE) :
+                FileChannel.open(file, StandardOpenOption.READ);
+            return new Segment(file, firstPosition, channel);
+        }
+
+        int count()
+        {
+            return offsets.size();
+        }
+
+        long lastPosition()
+        {
+            return firstPosition + offsets.size() - 1;
+        }
+
+        void scan(final boolean active, final CRC32C crc) throws IOException
+        {
+            final long fileSize = channel.size();
+            final ByteBuffer header = ByteBuffer.allocate(BitUtil.SIZE_OF_INT).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer body = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
+            long offset = 0;
+            while (offset + BitUtil.SIZE_OF_INT <= fileSize)
+            {
+                header.clear();
+                readFully(header, offset);
+                final int length = header.getInt(0);
+                if (length < HEADER_LENGTH - BitUtil.SIZE_OF_INT || length > MAX_FRAME_LENGTH ||
+                    offset + BitUtil.SIZE_OF_INT + length > fileSize)
+                {
+                    break;
+                }
+                if (body.capacity() < length)
+                {
+                    body = ByteBuffer.allocate(BitUtil.findNextPositivePowerOfTwo(length)).order(ByteOrder.LITTLE_ENDIAN);
+                }
+                body.clear().limit(length);
+                readFully(body, offset + BitUtil.SIZE_OF_INT);
+                crc.reset();
+                body.position(BitUtil.SIZE_OF_INT);
+                crc.update(body);
+                final long position = body.getLong(POSITION_OFFSET - BitUtil.SIZE_OF_INT);
+                if ((int)crc.getValue() != body.getInt(0) || position != firstPosition + offsets.size())
+                {
+                    break;
+                }
+                lastRaftIndex = body.getLong(RAFT_INDEX_OFFSET - BitUtil.SIZE_OF_INT);
+                offsets.addInt((int)offset);
+                offset += BitUtil.SIZE_OF_INT + length;
+            }
+            if (offset != fileSize)
+            {
+                if (!active)
+                {
+                    throw new IOException("sealed segment " + file + " is corrupt at offset " + offset);
+                }
+                channel.truncate(offset);
+            }
+            size = offset;
+            if (!active)
+            {
+                seal();
+            }
+        }
+
+        void append(final ByteBuffer frame, final long raftIndex) throws IOException
+        {
+            final int offset = (int)size;
+            while (frame.hasRemaining())
+            {
+                size += channel.write(frame, size);
+            }
+            offsets.addInt(offset);
+            lastRaftIndex = raftIndex;
+        }
+
+        int read(final long fromPosition, final int maxCount, final RecordReader reader) throws IOException
+        {
+            final int first = (int)(fromPosition - firstPosition);
+            final int last = Math.min(offsets.size(), first + maxCount);
+            final long start = offsets.getInt(first);
+            final long end = last < offsets.size() ? offsets.getInt(last) : size;
+            final int bytes = (int)Math.min(end - start, Integer.MAX_VALUE);
+            if (readBuffer == null || readBuffer.capacity() < bytes)
+            {
+                readBuffer = ByteBuffer.allocateDirect(BitUtil.findNextPositivePowerOfTwo(Math.max(bytes, 64 * 1024)))
+                    .order(ByteOrder.LITTLE_ENDIAN);
+            }
+            readBuffer.clear().limit(bytes);
+            readFully(readBuffer, start);
+            final UnsafeBuffer view = new UnsafeBuffer(readBuffer, 0, bytes);
+            int cursor = 0;
+            int count = 0;
+            for (int i = first; i < last; i++)
+            {
+                final int length = view.getInt(cursor + LENGTH_OFFSET);
+                final long position = view.getLong(cursor + POSITION_OFFSET);
+                final long timestamp = view.getLong(cursor + TIMESTAMP_OFFSET);
+                final int keyLength = view.getInt(cursor + KEY_LENGTH_OFFSET);
+                final int keyOffset = cursor + KEY_OFFSET;
+                final int payloadLengthOffset = keyOffset + Math.max(keyLength, 0);
+                final int payloadLength = view.getInt(payloadLengthOffset);
+                reader.onRecord(position, timestamp, view, keyOffset, keyLength,
+                    payloadLengthOffset + BitUtil.SIZE_OF_INT, payloadLength);
+                cursor += BitUtil.SIZE_OF_INT + length;
+                count++;
+            }
+            return count;
+        }
+
+        void force() throws IOException
+        {
+            if (channel.isOpen())
+            {
+                channel.force(false);
+            }
+        }
+
+        void seal() throws IOException
+        {
+            // Reopen read-only: a sealed segment never changes, and a snapshot may be sending it.
+            channel.close();
+            channel = FileChannel.open(file, StandardOpenOption.READ);
+        }
+
+        void close() throws IOException
+        {
+            channel.close();
+        }
+
+        private void readFully(final ByteBuffer buffer, final long offset) throws IOException
+        {
+            long at = offset;
+            while (buffer.hasRemaining())
+            {
+                final int read = channel.read(buffer, at);
+                if (read < 0)
+                {
+                    throw new IOException("unexpected end of " + file + " at " + at);
+                }
+                at += read;
+            }
+        }
+    }
+}

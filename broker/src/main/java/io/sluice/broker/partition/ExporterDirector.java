@@ -1,0 +1,447 @@
+package io.sluice.broker.partition;
+
+import io.sluice.broker.exporter.CommittedRecord;
+import io.sluice.broker.exporter.Exporter;
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.broker.exporter.ExporterContext;
+import io.sluice.broker.exporter.ExporterController;
+import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.collections.IntArrayList;
+import org.agrona.collections.LongArrayList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * Runs a partition's exporters while the local replica leads: each from its replicated acknowledged
+ * position on, in position order. A failing exporter retries the same record with backoff and never skips
+ * it. Acknowledged positions are replicated periodically in one entry for all exporters.
+ * <p>
+ * Nothing is exported while the partition is paused: each record is exported under the state machine's
+ * export gate after checking the state, and a pause is applied under that gate. The director starts only
+ * once the new leader has applied everything committed before its term, so it sees a committed pause.
+ * <p>
+ * Thread-safety: {@link #start} and {@link #stop} from Ratis threads; the work runs on the broker's
+ * exporter scheduler, one run of this director at a time (guarded by this object's monitor).
+ */
+public final class ExporterDirector
+{
+    private static final Logger LOG = LoggerFactory.getLogger(ExporterDirector.class);
+    private static final int BATCH_RECORDS = 512;
+    private static final long IDLE_DELAY_MS = 5;
+    private static final long MIN_BACKOFF_MS = 50;
+    private static final long MAX_BACKOFF_MS = 5_000;
+
+    private final int brokerId;
+    private final int partitionId;
+    private final PartitionStateMachine stateMachine;
+    private final Map<String, ExporterConfig> configs;
+    private final ExporterRegistry registry;
+    private final Path dataDir;
+    private final ScheduledExecutorService scheduler;
+    private final Function<Map<String, Long>, CompletableFuture<?>> positionsSubmitter;
+    private final long ackIntervalMs;
+    private final java.util.function.LongSupplier leaderTerm;
+
+    private final List<Container> containers = new ArrayList<>();
+    private final Batch batch = new Batch();
+    private ScheduledFuture<?> task;
+    private volatile boolean active;
+    private long term = -1;
+    private long nextAckSubmitMs;
+    private boolean ackInFlight;
+
+    public ExporterDirector(
+        final int brokerId,
+        final int partitionId,
+        final PartitionStateMachine stateMachine,
+        final Map<String, ExporterConfig> configs,
+        final ExporterRegistry registry,
+        final Path dataDir,
+        final ScheduledExecutorService scheduler,
+        final Function<Map<String, Long>, CompletableFuture<?>> positionsSubmitter,
+        final long ackIntervalMs,
+        final java.util.function.LongSupplier leaderTerm)
+    {
+        this.leaderTerm = leaderTerm;
+        this.brokerId = brokerId;
+        this.partitionId = partitionId;
+        this.stateMachine = stateMachine;
+        this.configs = Map.copyOf(configs);
+        this.registry = registry;
+        this.dataDir = dataDir;
+        this.scheduler = scheduler;
+        this.positionsSubmitter = positionsSubmitter;
+        this.ackIntervalMs = ackIntervalMs;
+    }
+
+    /** Starts exporting for a leadership term; a no-op if already running for it. */
+    public synchronized void start(final long leaderTerm)
+    {
+        if (active && term == leaderTerm)
+        {
+            return;
+        }
+        stopLocked();
+        term = leaderTerm;
+        for (final ExporterConfig config : configs.values())
+        {
+            containers.add(new Container(config));
+        }
+        active = true;
+        LOG.info("partition {} on broker {}: exporters {} start in term {} (state {})",
+            partitionId, brokerId, configs.keySet(), leaderTerm, stateMachine.exportingState());
+        task = scheduler.scheduleWithFixedDelay(this::doWork, 0, IDLE_DELAY_MS, TimeUnit.MILLISECONDS);
+    }
+
+    public synchronized void stop()
+    {
+        if (active)
+        {
+            LOG.info("partition {} on broker {}: exporters stop (term {})", partitionId, brokerId, term);
+        }
+        stopLocked();
+    }
+
+    public boolean isActive()
+    {
+        return active;
+    }
+
+    private void stopLocked()
+    {
+        active = false;
+        if (task != null)
+        {
+            task.cancel(false);
+            task = null;
+        }
+        for (final Container container : containers)
+        {
+            container.close();
+        }
+        containers.clear();
+        ackInFlight = false;
+    }
+
+    private synchronized void doWork()
+    {
+        if (!active)
+        {
+            return;
+        }
+        if (leaderTerm.getAsLong() != term)
+        {
+            // Missed a step-down notification: never export on a replica that no longer leads this term.
+            LOG.info("partition {} on broker {}: no longer leader of term {}, exporters stop", partitionId, brokerId, term);
+            stopLocked();
+            return;
+        }
+        try
+        {
+            final long nowMs = System.currentTimeMillis();
+            if (stateMachine.exportingState() != ExportingState.PAUSED)
+            {
+                for (final Container container : containers)
+                {
+                    container.work(nowMs);
+                }
+            }
+            submitPositions(nowMs);
+        }
+        catch (final Throwable t)
+        {
+            LOG.error("partition {} on broker {}: exporter director failed", partitionId, brokerId, t);
+        }
+    }
+
+    private void submitPositions(final long nowMs)
+    {
+        if (ackInFlight || nowMs < nextAckSubmitMs || stateMachine.exportingState() != ExportingState.EXPORTING)
+        {
+            return;
+        }
+        Map<String, Long> advanced = null;
+        for (final Container container : containers)
+        {
+            final long acked = container.acknowledged.get();
+            if (acked > stateMachine.exporterPosition(container.config.id()))
+            {
+                if (advanced == null)
+                {
+                    advanced = new HashMap<>();
+                }
+                advanced.put(container.config.id(), acked);
+            }
+        }
+        if (advanced == null)
+        {
+            return;
+        }
+        ackInFlight = true;
+        nextAckSubmitMs = nowMs + ackIntervalMs;
+        final long submittedInTerm = term;
+        positionsSubmitter.apply(advanced).whenComplete((r, e) ->
+        {
+            synchronized (ExporterDirector.this)
+            {
+                if (term == submittedInTerm)
+                {
+                    ackInFlight = false;
+                }
+            }
+            if (e != null)
+            {
+                LOG.debug("partition {} on broker {}: replicating exporter positions failed: {}",
+                    partitionId, brokerId, e.toString());
+            }
+        });
+    }
+
+    /** One exporter instance of this leadership term. */
+    private final class Container implements ExporterController
+    {
+        private final ExporterConfig config;
+        private final AtomicLong acknowledged = new AtomicLong();
+        private Exporter exporter;
+        private boolean opened;
+        private long nextPosition;
+        private long retryAtMs;
+        private long backoffMs = MIN_BACKOFF_MS;
+        private int failures;
+
+        Container(final ExporterConfig config)
+        {
+            this.config = config;
+            final long replicated = stateMachine.exporterPosition(config.id());
+            this.acknowledged.set(replicated);
+            this.nextPosition = replicated + 1;
+        }
+
+        @Override
+        public void acknowledge(final long position)
+        {
+            acknowledged.accumulateAndGet(position, Math::max);
+        }
+
+        void work(final long nowMs)
+        {
+            if (nowMs < retryAtMs)
+            {
+                return;
+            }
+            try
+            {
+                if (!opened)
+                {
+                    exporter = registry.create(config);
+                    exporter.configure(new ExporterContext(config.id(), partitionId, brokerId, dataDir,
+                        config.properties()));
+                    exporter.open(this);
+                    opened = true;
+                }
+                exportAvailable();
+                if (failures > 0)
+                {
+                    LOG.info("partition {} on broker {}: exporter {} recovered after {} failures",
+                        partitionId, brokerId, config.id(), failures);
+                }
+                failures = 0;
+                backoffMs = MIN_BACKOFF_MS;
+            }
+            catch (final Exception e)
+            {
+                failures++;
+                retryAtMs = nowMs + backoffMs;
+                if (failures == 1 || failures % 20 == 0)
+                {
+                    LOG.warn("partition {} on broker {}: exporter {} failed at position {} ({} failures), retrying in {} ms",
+                        partitionId, brokerId, config.id(), nextPosition, failures, backoffMs, e);
+                }
+                backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+            }
+        }
+
+        private void exportAvailable() throws Exception
+        {
+            while (active)
+            {
+                batch.clear();
+                final int read = stateMachine.recordLog().read(nextPosition, BATCH_RECORDS, batch);
+                if (read == 0)
+                {
+                    return;
+                }
+                for (int i = 0; i < read; i++)
+                {
+                    batch.select(i);
+                    stateMachine.exportGate().lock();
+                    try
+                    {
+                        if (!active || stateMachine.exportingState() == ExportingState.PAUSED)
+                        {
+                            return;
+                        }
+                        exporter.export(batch);
+                    }
+                    finally
+                    {
+                        stateMachine.exportGate().unlock();
+                    }
+                    nextPosition = batch.position() + 1;
+                }
+            }
+        }
+
+        void close()
+        {
+            if (exporter != null && opened)
+            {
+                try
+                {
+                    exporter.close();
+                }
+                catch (final Exception e)
+                {
+                    LOG.warn("partition {} on broker {}: exporter {} failed to close", partitionId, brokerId,
+                        config.id(), e);
+                }
+            }
+            exporter = null;
+            opened = false;
+        }
+    }
+
+    /** Records copied out of the log (so the log is not held while exporting), viewed one at a time. */
+    private final class Batch implements CommittedRecord, io.sluice.broker.log.RecordLog.RecordReader
+    {
+        private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
+        private final LongArrayList positions = new LongArrayList();
+        private final LongArrayList timestamps = new LongArrayList();
+        private final IntArrayList keyOffsets = new IntArrayList();
+        private final IntArrayList keyLengths = new IntArrayList();
+        private final IntArrayList payloadOffsets = new IntArrayList();
+        private final IntArrayList payloadLengths = new IntArrayList();
+        private int limit;
+        private int selected;
+
+        void clear()
+        {
+            positions.clear();
+            timestamps.clear();
+            keyOffsets.clear();
+            keyLengths.clear();
+            payloadOffsets.clear();
+            payloadLengths.clear();
+            limit = 0;
+        }
+
+        @Override
+        public void onRecord(
+            final long position,
+            final long timestamp,
+            final DirectBuffer source,
+            final int keyOffset,
+            final int keyLength,
+            final int payloadOffset,
+            final int payloadLength)
+        {
+            positions.addLong(position);
+            timestamps.addLong(timestamp);
+            keyLengths.addInt(keyLength);
+            keyOffsets.addInt(limit);
+            if (keyLength > 0)
+            {
+                buffer.putBytes(limit, source, keyOffset, keyLength);
+                limit += keyLength;
+            }
+            payloadOffsets.addInt(limit);
+            payloadLengths.addInt(payloadLength);
+            buffer.putBytes(limit, source, payloadOffset, payloadLength);
+            limit += payloadLength;
+        }
+
+        void select(final int index)
+        {
+            selected = index;
+        }
+
+        @Override
+        public int partitionId()
+        {
+            return partitionId;
+        }
+
+        @Override
+        public long position()
+        {
+            return positions.getLong(selected);
+        }
+
+        @Override
+        public long timestamp()
+        {
+            return timestamps.getLong(selected);
+        }
+
+        @Override
+        public String key()
+        {
+            final int length = keyLengths.getInt(selected);
+            return length < 0 ? null : buffer.getStringWithoutLengthUtf8(keyOffsets.getInt(selected), length);
+        }
+
+        @Override
+        public DirectBuffer buffer()
+        {
+            return buffer;
+        }
+
+        @Override
+        public int keyOffset()
+        {
+            return keyOffsets.getInt(selected);
+        }
+
+        @Override
+        public int keyLength()
+        {
+            return keyLengths.getInt(selected);
+        }
+
+        @Override
+        public int payloadOffset()
+        {
+            return payloadOffsets.getInt(selected);
+        }
+
+        @Override
+        public int payloadLength()
+        {
+            return payloadLengths.getInt(selected);
+        }
+
+        @Override
+        public String toString()
+        {
+            return "record " + position() + " of partition " + partitionId + " (" +
+                new String(buffer.byteArray(), payloadOffset(), Math.min(payloadLength(), 64), StandardCharsets.UTF_8) +
+                ")";
+        }
+    }
+}

@@ -1,0 +1,503 @@
+package io.sluice.broker.partition;
+
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
+import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.PartitionRole;
+import org.agrona.ExpandableArrayBuffer;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One partition replica on this broker: its Raft group, state machine and exporter director, and the
+ * operations the command and admin API run on it. Thread-safe.
+ */
+public final class Partition implements PartitionListener, AutoCloseable
+{
+    private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
+    private static final String PEER_PREFIX = "broker-";
+
+    private final int brokerId;
+    private final int partitionId;
+    private final RaftGroup group;
+    private final RaftPeerId selfId;
+    private final PartitionStateMachine stateMachine;
+    private final ExporterDirector director;
+    private final RaftProperties clientProperties;
+    private final Duration adminTimeout;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private volatile RaftServer server;
+    private RaftClient raftClient;
+    private volatile boolean closed;
+
+    public Partition(
+        final int brokerId,
+        final int partitionId,
+        final RaftGroup group,
+        final Map<String, ExporterConfig> exporters,
+        final ExporterRegistry registry,
+        final Path dataDir,
+        final ScheduledExecutorService exporterScheduler,
+        final long segmentSizeBytes,
+        final Duration ackInterval,
+        final Duration adminTimeout,
+        final RaftProperties clientProperties)
+    {
+        this.brokerId = brokerId;
+        this.partitionId = partitionId;
+        this.group = group;
+        this.selfId = peerId(brokerId);
+        this.adminTimeout = adminTimeout;
+        this.clientProperties = clientProperties;
+        this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
+        this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
+            exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
+    }
+
+    public static RaftGroupId groupId(final int partitionId)
+    {
+        return RaftGroupId.valueOf(
+            UUID.nameUUIDFromBytes(("sluice-partition-" + partitionId).getBytes(StandardCharsets.UTF_8)));
+    }
+
+    public static RaftPeerId peerId(final int brokerId)
+    {
+        return RaftPeerId.valueOf(PEER_PREFIX + brokerId);
+    }
+
+    /** Broker id of a peer id, or -1 when it is null or not a broker's. */
+    public static int brokerIdOf(final RaftPeerId peerId)
+    {
+        if (peerId == null)
+        {
+            return -1;
+        }
+        final String id = peerId.toString();
+        if (!id.startsWith(PEER_PREFIX))
+        {
+            return -1;
+        }
+        try
+        {
+            return Integer.parseInt(id.substring(PEER_PREFIX.length()));
+        }
+        catch (final NumberFormatException e)
+        {
+            return -1;
+        }
+    }
+
+    private long leaderTerm()
+    {
+        final RaftServer.Division division = division();
+        if (division == null)
+        {
+            return -1;
+        }
+        final DivisionInfo info = division.getInfo();
+        return info.isLeader() ? info.getCurrentTerm() : -1;
+    }
+
+    public void attach(final RaftServer server)
+    {
+        this.server = server;
+    }
+
+    public int partitionId()
+    {
+        return partitionId;
+    }
+
+    public RaftGroup group()
+    {
+        return group;
+    }
+
+    public PartitionStateMachine stateMachine()
+    {
+        return stateMachine;
+    }
+
+    public ExporterDirector director()
+    {
+        return director;
+    }
+
+    private RaftServer.Division division()
+    {
+        final RaftServer server = this.server;
+        if (server == null)
+        {
+            return null;
+        }
+        try
+        {
+            return server.getDivision(group.getGroupId());
+        }
+        catch (final Exception e)
+        {
+            return null;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- leadership
+
+    @Override
+    public void onLeaderReady(final int partitionId)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return;
+        }
+        final long term = division.getInfo().getCurrentTerm();
+        final long commitIndex = division.getRaftLog().getLastCommittedIndex();
+        // Everything committed before this term must be applied first, so a committed pause is seen.
+        stateMachine.awaitApplied(commitIndex).thenRun(() ->
+        {
+            final DivisionInfo info = division.getInfo();
+            if (!closed && info.isLeader() && info.getCurrentTerm() == term)
+            {
+                director.start(term);
+            }
+        });
+    }
+
+    /** Starts the exporters of a ready leader whose leader-ready notification was missed. */
+    public void checkLeadership()
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return;
+        }
+        final DivisionInfo info = division.getInfo();
+        if (info.isLeader() && info.isLeaderReady() && !director.isActive())
+        {
+            onLeaderReady(partitionId);
+        }
+    }
+
+    @Override
+    public void onLeaderChanged(final int partitionId, final RaftPeerId newLeaderId)
+    {
+        if (newLeaderId == null || !newLeaderId.equals(selfId))
+        {
+            director.stop();
+        }
+    }
+
+    @Override
+    public void onRecordsApplied(final int partitionId, final long lastPosition)
+    {
+    }
+
+    // ------------------------------------------------------------------------------------------- commands
+
+    /**
+     * Appends an encoded {@code AppendEntry} on the local leader; completes with {firstPosition, count} once
+     * committed by a quorum and applied here. Fails with {@link PartitionException} (NOT_LEADER with the
+     * known leader, UNAVAILABLE).
+     */
+    public CompletableFuture<long[]> append(final byte[] entry)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return CompletableFuture.failedFuture(unavailable("not started"));
+        }
+        final DivisionInfo info = division.getInfo();
+        if (!info.isLeader())
+        {
+            return CompletableFuture.failedFuture(notLeader(brokerIdOf(info.getLeaderId())));
+        }
+        return submitLocal(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))).thenApply((reply) ->
+        {
+            if (!reply.isSuccess())
+            {
+                throw toPartitionException(reply);
+            }
+            final long[] result = PartitionStateMachine.decodeAppendResult(reply.getMessage());
+            if (result == null)
+            {
+                throw new PartitionException(ErrorCode.INTERNAL_ERROR, partitionId, -1,
+                    "partition " + partitionId + " on broker " + brokerId + ": append entry " + reply.getLogIndex() +
+                    " gave no positions");
+            }
+            return result;
+        });
+    }
+
+    /**
+     * Makes an exporting state change durable and replicated, then waits until this replica applied it.
+     * Answers at once when the held version is already at least {@code version}. Fails at the admin
+     * timeout when the group has no quorum; never reports a change that was not committed.
+     */
+    public CompletableFuture<Void> changeExportingState(final ExportingState state, final long version)
+    {
+        if (stateMachine.exportingStateVersion() >= version)
+        {
+            return CompletableFuture.completedFuture(null);
+        }
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return CompletableFuture.failedFuture(unavailable("not started"));
+        }
+        final Message entry = exportingStateEntry(state, version);
+        final CompletableFuture<RaftClientReply> committed;
+        if (division.getInfo().isLeader())
+        {
+            committed = submitLocal(entry).thenCompose((reply) -> reply.isSuccess() ?
+                CompletableFuture.completedFuture(reply) : submitThroughClient(entry));
+        }
+        else
+        {
+            committed = submitThroughClient(entry);
+        }
+        return committed
+            .thenCompose((reply) ->
+            {
+                if (!reply.isSuccess())
+                {
+                    throw toPartitionException(reply);
+                }
+                return stateMachine.awaitApplied(reply.getLogIndex());
+            })
+            .orTimeout(adminTimeout.toMillis(), TimeUnit.MILLISECONDS)
+            .exceptionally((e) ->
+            {
+                final Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                if (cause instanceof PartitionException)
+                {
+                    throw (PartitionException)cause;
+                }
+                if (cause instanceof java.util.concurrent.TimeoutException)
+                {
+                    throw new PartitionException(ErrorCode.TIMEOUT, partitionId, -1, "partition " + partitionId +
+                        " on broker " + brokerId + ": exporting state change not committed within " + adminTimeout +
+                        " (no quorum?)");
+                }
+                throw unavailable(cause.toString());
+            });
+    }
+
+    private CompletableFuture<Object> submitExporterPositions(final Map<String, Long> positions)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || !division.getInfo().isLeader())
+        {
+            return CompletableFuture.completedFuture(null);
+        }
+        return submitLocal(exporterPositionsEntry(positions)).thenApply((r) -> r);
+    }
+
+    private CompletableFuture<RaftClientReply> submitLocal(final Message message)
+    {
+        final RaftClientRequest request = RaftClientRequest.newBuilder()
+            .setClientId(clientId)
+            .setServerId(selfId)
+            .setGroupId(group.getGroupId())
+            .setCallId(callIds.incrementAndGet())
+            .setMessage(message)
+            .setType(RaftClientRequest.writeRequestType())
+            .build();
+        try
+        {
+            return server.submitClientRequestAsync(request);
+        }
+        catch (final Exception e)
+        {
+            return CompletableFuture.failedFuture(unavailable(e.toString()));
+        }
+    }
+
+    private CompletableFuture<RaftClientReply> submitThroughClient(final Message message)
+    {
+        try
+        {
+            return client().async().send(message);
+        }
+        catch (final Exception e)
+        {
+            return CompletableFuture.failedFuture(unavailable(e.toString()));
+        }
+    }
+
+    private synchronized RaftClient client()
+    {
+        if (closed)
+        {
+            throw unavailable("closed");
+        }
+        if (raftClient == null)
+        {
+            final RaftServer.Division division = division();
+            final RaftPeerId leader = division == null ? null : division.getInfo().getLeaderId();
+            raftClient = RaftClient.newBuilder()
+                .setProperties(clientProperties)
+                .setRaftGroup(group)
+                .setClientId(ClientId.randomId())
+                .setLeaderId(leader)
+                .setRetryPolicy(RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+        }
+        return raftClient;
+    }
+
+    private PartitionException toPartitionException(final RaftClientReply reply)
+    {
+        final NotLeaderException notLeader = reply.getNotLeaderException();
+        if (notLeader != null)
+        {
+            final RaftPeer suggested = notLeader.getSuggestedLeader();
+            return notLeader(suggested == null ? -1 : brokerIdOf(suggested.getId()));
+        }
+        final LeaderNotReadyException notReady = reply.getLeaderNotReadyException();
+        if (notReady != null)
+        {
+            return new PartitionException(ErrorCode.NOT_LEADER, partitionId, brokerId,
+                "partition " + partitionId + " on broker " + brokerId + ": leader not ready yet (leader is " +
+                brokerId + ")");
+        }
+        return unavailable(String.valueOf(reply.getException()));
+    }
+
+    private PartitionException notLeader(final int leaderId)
+    {
+        return new PartitionException(ErrorCode.NOT_LEADER, partitionId, leaderId,
+            "partition " + partitionId + " on broker " + brokerId + ": not leader (leader is " +
+            (leaderId < 0 ? "unknown" : String.valueOf(leaderId)) + ")");
+    }
+
+    private PartitionException unavailable(final String why)
+    {
+        return new PartitionException(ErrorCode.UNAVAILABLE, partitionId, -1,
+            "partition " + partitionId + " on broker " + brokerId + ": unavailable: " + why);
+    }
+
+    // ------------------------------------------------------------------------------------------- status
+
+    public PartitionStatus status()
+    {
+        final RaftServer.Division division = division();
+        PartitionRole role = PartitionRole.INACTIVE;
+        long term = 0;
+        int leaderId = -1;
+        if (division != null)
+        {
+            final DivisionInfo info = division.getInfo();
+            role = switch (info.getCurrentRole())
+            {
+                case LEADER -> PartitionRole.LEADER;
+                case FOLLOWER -> PartitionRole.FOLLOWER;
+                case CANDIDATE -> PartitionRole.CANDIDATE;
+                default -> PartitionRole.INACTIVE;
+            };
+            term = info.getCurrentTerm();
+            leaderId = brokerIdOf(info.getLeaderId());
+        }
+        final Map<String, Long> positions = new LinkedHashMap<>();
+        stateMachine.exporterIds().stream().sorted()
+            .forEach((id) -> positions.put(id, stateMachine.exporterPosition(id)));
+        return new PartitionStatus(partitionId, role, term, leaderId, stateMachine.exportingState(),
+            stateMachine.exportingStateVersion(), stateMachine.lastPosition(), stateMachine.exportedPosition(),
+            positions);
+    }
+
+    /** A replica's view of its partition, as the topology and admin answers carry it. */
+    public record PartitionStatus(
+        int partitionId,
+        PartitionRole role,
+        long term,
+        int leaderId,
+        ExportingState exportingState,
+        long exportingStateVersion,
+        long lastPosition,
+        long exportedPosition,
+        Map<String, Long> exporterPositions)
+    {
+    }
+
+    @Override
+    public void close()
+    {
+        closed = true;
+        director.stop();
+        final RaftClient client;
+        synchronized (this)
+        {
+            client = raftClient;
+            raftClient = null;
+        }
+        if (client != null)
+        {
+            try
+            {
+                client.close();
+            }
+            catch (final Exception e)
+            {
+                LOG.warn("partition {} on broker {}: failed to close the Raft client", partitionId, brokerId, e);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- entries
+
+    static Message exportingStateEntry(final ExportingState state, final long version)
+    {
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + ExportingStateEntryEncoder.BLOCK_LENGTH];
+        new ExportingStateEntryEncoder()
+            .wrapAndApplyHeader(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
+            .state(PartitionStateMachine.toCode(state))
+            .version(version);
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+    }
+
+    static Message exporterPositionsEntry(final Map<String, Long> positions)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
+        final ExporterPositionsEntryEncoder encoder = new ExporterPositionsEntryEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        final ExporterPositionsEntryEncoder.ExportersEncoder exporters = encoder.exportersCount(positions.size());
+        positions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(Arrays.copyOf(buffer.byteArray(), length)));
+    }
+}

@@ -1,0 +1,592 @@
+package io.sluice.broker.partition;
+
+import io.sluice.broker.log.RecordLog;
+import io.sluice.broker.log.codecs.AppendEntryDecoder;
+import io.sluice.broker.log.codecs.AppendResultDecoder;
+import io.sluice.broker.log.codecs.AppendResultEncoder;
+import io.sluice.broker.log.codecs.ExporterPositionsEntryDecoder;
+import io.sluice.broker.log.codecs.ExportingStateCode;
+import io.sluice.broker.log.codecs.ExportingStateEntryDecoder;
+import io.sluice.broker.log.codecs.MessageHeaderDecoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
+import io.sluice.broker.log.codecs.PartitionSnapshotDecoder;
+import io.sluice.broker.log.codecs.PartitionSnapshotEncoder;
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotInfo;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.MD5FileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
+
+/**
+ * The replicated state of one partition: the record log, the exporting state and the exporters'
+ * acknowledged positions. Every replica applies the same committed entries in the same order, so every
+ * replica holds the same state; the apply path is one dispatch on the entry's template id.
+ * <p>
+ * On-disk layout, in the group's state machine directory ({@code <broker>/raft/<group uuid>/sm/}):
+ * <pre>
+ *   snapshot.&lt;term&gt;_&lt;index&gt;(.md5)   {@code PartitionSnapshot}: last position and its Raft index,
+ *                                   exporting state and version, exporter positions
+ *   records/segment-*.log(.md5)      the record log, see {@link RecordLog}
+ * </pre>
+ * A snapshot lists its state file and the sealed record segments, so a replica that installs it from the
+ * leader (after the Raft log was purged) receives every record no exporter has acknowledged yet.
+ * Entries after the last snapshot are applied again on restart: an append entry whose Raft index is not
+ * above the record log's last one is already in the log and is skipped; the other entries are idempotent.
+ * <p>
+ * Thread-safety: Ratis applies entries and takes snapshots on one thread; getters are safe from any
+ * thread. {@link #exportGate()} is held while an exporting state change is applied, so an exporter that
+ * exports under the gate never exports after a pause has been applied.
+ */
+public final class PartitionStateMachine extends BaseStateMachine
+{
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionStateMachine.class);
+
+    private final int brokerId;
+    private final int partitionId;
+    private final Set<String> exporterIds;
+    private final long segmentSizeBytes;
+    private final PartitionListener listener;
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final ReentrantLock exportGate = new ReentrantLock();
+    private final Map<String, Long> exporterPositions = new ConcurrentHashMap<>();
+    private final TreeMap<Long, List<CompletableFuture<Void>>> appliedWaiters = new TreeMap<>();
+
+    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+    private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
+    private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
+    private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
+    private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
+
+    private volatile RecordLog log;
+    private volatile ExportingState exportingState = ExportingState.EXPORTING;
+    private volatile long exportingStateVersion;
+    private volatile SnapshotInfo latestSnapshot;
+    private Path stateMachineDir;
+
+    public PartitionStateMachine(
+        final int brokerId,
+        final int partitionId,
+        final Set<String> exporterIds,
+        final long segmentSizeBytes,
+        final PartitionListener listener)
+    {
+        this.brokerId = brokerId;
+        this.partitionId = partitionId;
+        this.exporterIds = Set.copyOf(exporterIds);
+        this.segmentSizeBytes = segmentSizeBytes;
+        this.listener = listener;
+    }
+
+    @Override
+    public void initialize(final RaftServer server, final RaftGroupId groupId, final RaftStorage raftStorage)
+        throws IOException
+    {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        stateMachineDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
+        load();
+    }
+
+    @Override
+    public void pause()
+    {
+        // A snapshot from the leader is about to replace the directory.
+        closeLog();
+    }
+
+    @Override
+    public void reinitialize() throws IOException
+    {
+        closeLog();
+        load();
+        LOG.info("partition {} on broker {}: reloaded from installed snapshot {} (last position {})",
+            partitionId, brokerId, latestSnapshot, log.lastPosition());
+    }
+
+    private void load() throws IOException
+    {
+        final SingleFileSnapshotInfo snapshot = storage.loadLatestSnapshot();
+        long lastPosition = 0;
+        long lastRecordRaftIndex = 0;
+        exporterPositions.clear();
+        exportingState = ExportingState.EXPORTING;
+        exportingStateVersion = 0;
+        if (snapshot != null)
+        {
+            final File file = snapshot.getFile().getPath().toFile();
+            final UnsafeBuffer buffer = new UnsafeBuffer(Files.readAllBytes(file.toPath()));
+            final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+            if (header.schemaId() != PartitionSnapshotDecoder.SCHEMA_ID ||
+                header.templateId() != PartitionSnapshotDecoder.TEMPLATE_ID)
+            {
+                throw new IOException("partition " + partitionId + ": " + file + " is not a partition snapshot");
+            }
+            final PartitionSnapshotDecoder decoder = new PartitionSnapshotDecoder()
+                .wrap(buffer, header.encodedLength(), header.blockLength(), header.version());
+            lastPosition = decoder.lastPosition();
+            lastRecordRaftIndex = decoder.lastRecordRaftIndex();
+            exportingState = toExportingState(decoder.exportingState());
+            exportingStateVersion = decoder.exportingStateVersion();
+            for (final PartitionSnapshotDecoder.ExportersDecoder exporter : decoder.exporters())
+            {
+                final long position = exporter.position();
+                exporterPositions.put(exporter.exporterId(), position);
+            }
+            setLastAppliedTermIndex(snapshot.getTermIndex());
+        }
+        log = RecordLog.open(stateMachineDir.resolve(RecordLog.DIRECTORY), segmentSizeBytes,
+            lastPosition, lastRecordRaftIndex);
+        latestSnapshot = snapshot == null ? null :
+            snapshotInfo(snapshot.getFile().getPath(), snapshot.getTermIndex());
+    }
+
+    // ---------------------------------------------------------------------------------------------- apply
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
+    {
+        final LogEntryProto entry = trx.getLogEntry();
+        final long index = entry.getIndex();
+        try
+        {
+            final byte[] bytes = entry.getStateMachineLogEntry().getLogData().toByteArray();
+            return CompletableFuture.completedFuture(apply(index, new UnsafeBuffer(bytes)));
+        }
+        catch (final Exception e)
+        {
+            LOG.error("partition {} on broker {}: failed to apply entry {}", partitionId, brokerId, index, e);
+            return CompletableFuture.failedFuture(e);
+        }
+        finally
+        {
+            updateLastAppliedTermIndex(entry.getTerm(), index);
+            completeAppliedWaiters(index);
+        }
+    }
+
+    private Message apply(final long index, final UnsafeBuffer buffer) throws IOException
+    {
+        headerDecoder.wrap(buffer, 0);
+        if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            throw new IOException("entry " + index + " has schema " + headerDecoder.schemaId());
+        }
+        final int offset = headerDecoder.encodedLength();
+        final int blockLength = headerDecoder.blockLength();
+        final int version = headerDecoder.version();
+        switch (headerDecoder.templateId())
+        {
+            case AppendEntryDecoder.TEMPLATE_ID:
+                return onAppend(index, appendDecoder.wrap(buffer, offset, blockLength, version));
+            case ExportingStateEntryDecoder.TEMPLATE_ID:
+                onExportingState(stateDecoder.wrap(buffer, offset, blockLength, version));
+                return Message.EMPTY;
+            case ExporterPositionsEntryDecoder.TEMPLATE_ID:
+                onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
+                return Message.EMPTY;
+            default:
+                throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
+        }
+    }
+
+    private Message onAppend(final long index, final AppendEntryDecoder decoder) throws IOException
+    {
+        final RecordLog log = this.log;
+        final AppendEntryDecoder.RecordsDecoder records = decoder.records();
+        final int count = records.count();
+        if (index <= log.lastRaftIndex())
+        {
+            // Applied again after a restart: the records are already in the log.
+            return Message.EMPTY;
+        }
+        final long firstPosition = log.lastPosition() + 1;
+        for (final AppendEntryDecoder.RecordsDecoder record : records)
+        {
+            final long timestamp = record.timestamp();
+            final int keyLength = record.keyLength();
+            record.wrapKey(keyView);
+            final int payloadLength;
+            record.wrapPayload(payloadView);
+            payloadLength = payloadView.capacity();
+            log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadLength);
+        }
+        listener.onRecordsApplied(partitionId, log.lastPosition());
+        return appendResult(firstPosition, count);
+    }
+
+    private void onExportingState(final ExportingStateEntryDecoder decoder)
+    {
+        final long version = decoder.version();
+        final ExportingState state = toExportingState(decoder.state());
+        if (version <= exportingStateVersion)
+        {
+            LOG.info("partition {} on broker {}: ignored exporting state {} version {}, holding {} version {}",
+                partitionId, brokerId, state, version, exportingState, exportingStateVersion);
+            return;
+        }
+        exportGate.lock();
+        try
+        {
+            exportingState = state;
+            exportingStateVersion = version;
+        }
+        finally
+        {
+            exportGate.unlock();
+        }
+        LOG.info("partition {} on broker {}: exporting state is now {} (version {})",
+            partitionId, brokerId, state, version);
+    }
+
+    private void onExporterPositions(final ExporterPositionsEntryDecoder decoder)
+    {
+        // Soft pause (and pause) hold the acknowledged positions, also against acks submitted before it.
+        final boolean advance = exportingState == ExportingState.EXPORTING;
+        for (final ExporterPositionsEntryDecoder.ExportersDecoder exporter : decoder.exporters())
+        {
+            final long position = exporter.position();
+            final String id = exporter.exporterId();
+            if (advance)
+            {
+                exporterPositions.merge(id, position, Math::max);
+            }
+        }
+    }
+
+    @Override
+    public void notifyTermIndexUpdated(final long term, final long index)
+    {
+        super.notifyTermIndexUpdated(term, index);
+        completeAppliedWaiters(index);
+    }
+
+    /** Completes once this replica has applied the entry at {@code index}. */
+    public CompletableFuture<Void> awaitApplied(final long index)
+    {
+        final CompletableFuture<Void> applied = new CompletableFuture<>();
+        synchronized (appliedWaiters)
+        {
+            if (lastAppliedIndex() >= index)
+            {
+                return CompletableFuture.completedFuture(null);
+            }
+            appliedWaiters.computeIfAbsent(index, (i) -> new ArrayList<>(1)).add(applied);
+        }
+        return applied;
+    }
+
+    private void completeAppliedWaiters(final long index)
+    {
+        List<CompletableFuture<Void>> ready = null;
+        synchronized (appliedWaiters)
+        {
+            final Iterator<Map.Entry<Long, List<CompletableFuture<Void>>>> it =
+                appliedWaiters.headMap(index, true).entrySet().iterator();
+            while (it.hasNext())
+            {
+                if (ready == null)
+                {
+                    ready = new ArrayList<>();
+                }
+                ready.addAll(it.next().getValue());
+                it.remove();
+            }
+        }
+        if (ready != null)
+        {
+            ready.forEach((f) -> f.complete(null));
+        }
+    }
+
+    public long lastAppliedIndex()
+    {
+        final TermIndex applied = getLastAppliedTermIndex();
+        return applied == null ? RaftLog.INVALID_LOG_INDEX : applied.getIndex();
+    }
+
+    // ------------------------------------------------------------------------------------------- snapshots
+
+    @Override
+    public long takeSnapshot() throws IOException
+    {
+        final TermIndex last = getLastAppliedTermIndex();
+        if (last == null || last.getIndex() <= 0)
+        {
+            return RaftLog.INVALID_LOG_INDEX;
+        }
+        final RecordLog log = this.log;
+        log.flush();
+        log.roll();
+        final long floor = compactionFloor();
+        final int deleted = log.compact(floor);
+
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
+        final PartitionSnapshotEncoder encoder = new PartitionSnapshotEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .lastPosition(log.lastPosition())
+            .lastRecordRaftIndex(log.lastRaftIndex())
+            .exportingState(toCode(exportingState))
+            .exportingStateVersion(exportingStateVersion);
+        final Map<String, Long> positions = Map.copyOf(exporterPositions);
+        final PartitionSnapshotEncoder.ExportersEncoder exporters = encoder.exportersCount(positions.size());
+        positions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+
+        final File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
+        final Path tmp = file.toPath().resolveSibling(file.getName() + ".writing");
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING))
+        {
+            channel.write(java.nio.ByteBuffer.wrap(buffer.byteArray(), 0, length));
+            channel.force(true);
+        }
+        Files.move(tmp, file.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        MD5FileUtil.computeAndSaveMd5ForFile(file);
+        latestSnapshot = snapshotInfo(file.toPath(), last);
+        deleteOlderSnapshots(file.toPath());
+        LOG.info("partition {} on broker {}: snapshot at {} (last position {}, {} segments kept, {} compacted below {})",
+            partitionId, brokerId, last, log.lastPosition(), log.sealedSegmentFiles().size(), deleted, floor);
+        return last.getIndex();
+    }
+
+    /** Lowest position some exporter still needs; later also held by backfills. */
+    public long compactionFloor()
+    {
+        long floor = Long.MAX_VALUE;
+        for (final String id : exporterIds)
+        {
+            floor = Math.min(floor, exporterPositions.getOrDefault(id, 0L) + 1);
+        }
+        return floor;
+    }
+
+    private SnapshotInfo snapshotInfo(final Path stateFile, final TermIndex termIndex)
+    {
+        final List<FileInfo> files = new ArrayList<>();
+        files.add(new FileInfo(stateFile, null));
+        for (final Path segment : log.sealedSegmentFiles())
+        {
+            files.add(new FileInfo(segment, null));
+        }
+        return new FileListSnapshotInfo(files, termIndex);
+    }
+
+    private void deleteOlderSnapshots(final Path keep) throws IOException
+    {
+        final List<Path> old;
+        try (Stream<Path> listing = Files.list(stateMachineDir))
+        {
+            old = listing.filter((p) ->
+                {
+                    final String name = p.getFileName().toString();
+                    return name.startsWith("snapshot.") && !name.startsWith(keep.getFileName().toString());
+                })
+                .toList();
+        }
+        for (final Path path : old)
+        {
+            Files.deleteIfExists(path);
+        }
+    }
+
+    @Override
+    public SnapshotInfo getLatestSnapshot()
+    {
+        return latestSnapshot;
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage()
+    {
+        return storage;
+    }
+
+    // ------------------------------------------------------------------------------------------- leadership
+
+    @Override
+    public void notifyLeaderReady()
+    {
+        listener.onLeaderReady(partitionId);
+    }
+
+    @Override
+    public void notifyLeaderChanged(final RaftGroupMemberId groupMemberId, final RaftPeerId newLeaderId)
+    {
+        listener.onLeaderChanged(partitionId, newLeaderId);
+    }
+
+    @Override
+    public void notifyNotLeader(final Collection<TransactionContext> pendingEntries)
+    {
+        listener.onLeaderChanged(partitionId, null);
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        closeLog();
+        super.close();
+    }
+
+    private void closeLog()
+    {
+        final RecordLog log = this.log;
+        if (log != null)
+        {
+            try
+            {
+                log.close();
+            }
+            catch (final IOException e)
+            {
+                LOG.warn("partition {} on broker {}: failed to close the record log", partitionId, brokerId, e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- state
+
+    public int partitionId()
+    {
+        return partitionId;
+    }
+
+    public RecordLog recordLog()
+    {
+        return log;
+    }
+
+    public long lastPosition()
+    {
+        final RecordLog log = this.log;
+        return log == null ? 0 : log.lastPosition();
+    }
+
+    public ExportingState exportingState()
+    {
+        return exportingState;
+    }
+
+    public long exportingStateVersion()
+    {
+        return exportingStateVersion;
+    }
+
+    public ReentrantLock exportGate()
+    {
+        return exportGate;
+    }
+
+    /** Replicated acknowledged position of an exporter, 0 when it acknowledged nothing yet. */
+    public long exporterPosition(final String exporterId)
+    {
+        return exporterPositions.getOrDefault(exporterId, 0L);
+    }
+
+    /** Lowest acknowledged position over the configured exporters, -1 when none is configured. */
+    public long exportedPosition()
+    {
+        long min = Long.MAX_VALUE;
+        for (final String id : exporterIds)
+        {
+            min = Math.min(min, exporterPosition(id));
+        }
+        return min == Long.MAX_VALUE ? -1 : min;
+    }
+
+    public Set<String> exporterIds()
+    {
+        return exporterIds;
+    }
+
+    // ---------------------------------------------------------------------------------------------- codecs
+
+    static Message appendResult(final long firstPosition, final int count)
+    {
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + AppendResultEncoder.BLOCK_LENGTH];
+        new AppendResultEncoder()
+            .wrapAndApplyHeader(new UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
+            .firstPosition(firstPosition)
+            .count(count);
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+    }
+
+    /** Decodes an append entry's reply: {firstPosition, count}, or null when the reply carries none. */
+    public static long[] decodeAppendResult(final Message message)
+    {
+        final byte[] bytes = message.getContent().toByteArray();
+        if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH + AppendResultDecoder.BLOCK_LENGTH)
+        {
+            return null;
+        }
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+        if (header.templateId() != AppendResultDecoder.TEMPLATE_ID)
+        {
+            return null;
+        }
+        final AppendResultDecoder decoder = new AppendResultDecoder()
+            .wrap(buffer, header.encodedLength(), header.blockLength(), header.version());
+        return new long[] {decoder.firstPosition(), decoder.count()};
+    }
+
+    public static ExportingStateCode toCode(final ExportingState state)
+    {
+        return switch (state)
+        {
+            case PAUSED -> ExportingStateCode.PAUSED;
+            case SOFT_PAUSED -> ExportingStateCode.SOFT_PAUSED;
+            default -> ExportingStateCode.EXPORTING;
+        };
+    }
+
+    static ExportingState toExportingState(final ExportingStateCode code)
+    {
+        return switch (code)
+        {
+            case PAUSED -> ExportingState.PAUSED;
+            case SOFT_PAUSED -> ExportingState.SOFT_PAUSED;
+            case EXPORTING -> ExportingState.EXPORTING;
+            default -> throw new IllegalStateException("unknown exporting state code " + code);
+        };
+    }
+}
