@@ -103,8 +103,7 @@ class ExportingControlTest
         assertThat(pause.targets()).hasSize(18);
         assertThat(pause.pairsWithOutcome("SUCCEEDED")).isEqualTo(cluster.allPairs());
 
-        final ExportingStatus status = cluster.client().exporting();
-        assertThat(status.state()).as("cluster state after pause: %s", status).isEqualTo("PAUSED");
+        final ExportingStatus status = awaitClusterState("PAUSED");
         assertThat(status.targets()).extracting(PairState::pair).containsExactlyInAnyOrderElementsOf(cluster.allPairs());
         assertThat(status.targets()).allSatisfy(pair -> assertThat(pair.state()).isEqualTo("PAUSED"));
 
@@ -143,8 +142,8 @@ class ExportingControlTest
         assertThat(softPause.status()).as("soft pause: %s", softPause).isEqualTo(200);
         assertThat(softPause.operation()).isEqualTo("SOFT_PAUSE");
         assertThat(softPause.pairsWithOutcome("SUCCEEDED")).isEqualTo(cluster.allPairs());
-        final ExportingStatus held = cluster.client().exporting();
-        assertThat(held.state()).as("state after soft pause: %s", held).isEqualTo("SOFT_PAUSED");
+        // the gateway's view is polled: wait until it shows the soft pause, then its positions are the held ones
+        final ExportingStatus held = awaitClusterState("SOFT_PAUSED");
 
         final List<WrittenRecord> whileSoftPaused = Records.write(cluster, "while-soft-paused", 300);
         Records.awaitExported(cluster, whileSoftPaused);
@@ -197,7 +196,7 @@ class ExportingControlTest
         assertThat(retry.status()).as("retry of the failed pairs: %s", retry).isEqualTo(200);
         assertThat(retry.pairs()).isEqualTo(cluster.pairsOf(dead));
         assertThat(retry.pairsWithOutcome("SUCCEEDED")).isEqualTo(cluster.pairsOf(dead));
-        assertThat(cluster.client().exporting().state()).isEqualTo("PAUSED");
+        awaitClusterState("PAUSED");
     }
 
     @Test
@@ -250,7 +249,7 @@ class ExportingControlTest
         cluster.awaitBrokerAvailable(secondVictim);
         Records.assertUnchangedFor(cluster, snapshot, QUIET_PERIOD,
             "after killing brokers " + firstVictim + " and " + secondVictim);
-        assertThat(cluster.client().exporting().state()).isEqualTo("PAUSED");
+        awaitClusterState("PAUSED");
 
         until200("resume", () -> cluster.client().resume());
         Records.awaitExported(cluster, written);
@@ -277,7 +276,7 @@ class ExportingControlTest
         cluster.awaitLeaders();
         written.addAll(Records.write(cluster, "full-restart-b", 200));
         Records.assertUnchangedFor(cluster, snapshot, QUIET_PERIOD, "after every broker was killed and restarted");
-        assertThat(cluster.client().exporting().state()).isEqualTo("PAUSED");
+        awaitClusterState("PAUSED");
 
         until200("resume", () -> cluster.client().resume());
         Records.awaitExported(cluster, written);
@@ -322,7 +321,7 @@ class ExportingControlTest
         }
         assertThat(ledByWiped).as("partitions led by broker %d after it lost its data", wiped).isNotEmpty();
         Records.assertUnchangedFor(cluster, snapshot, QUIET_PERIOD, "after broker " + wiped + " led " + ledByWiped);
-        assertThat(cluster.client().exporting().state()).isEqualTo("PAUSED");
+        awaitClusterState("PAUSED");
 
         until200("resume", () -> cluster.client().resume());
         Records.awaitExported(cluster, written);
@@ -335,7 +334,7 @@ class ExportingControlTest
     {
         Records.awaitExported(cluster, Records.write(cluster, "before-soft-restart", 60));
         until200("soft pause", () -> cluster.client().softPause());
-        final ExportingStatus heldStatus = cluster.client().exporting();
+        final ExportingStatus heldStatus = awaitClusterState("SOFT_PAUSED");
         final Map<Integer, Long> held = new HashMap<>();
         for (int partitionId = 1; partitionId <= cluster.partitionCount(); partitionId++)
         {
@@ -374,7 +373,7 @@ class ExportingControlTest
                 }
                 return true;
             }));
-        assertThat(cluster.client().exporting().state()).isEqualTo("SOFT_PAUSED");
+        awaitClusterState("SOFT_PAUSED");
         until200("resume", () -> cluster.client().resume());
         Records.assertExportedInOrderWithoutGaps(cluster, whileSoftPaused);
     }
@@ -393,6 +392,7 @@ class ExportingControlTest
             final HttpAnswer wrongToken = cluster.client().management("POST", path, null, "not-" + TOKEN);
             assertThat(wrongToken.status()).as("POST %s with a wrong token: %s", path, wrongToken).isEqualTo(401);
         }
+        Await.sleep(Duration.ofSeconds(2)); // the gateway polls its brokers: give a wrong pause time to show
         final ExportingStatus status = cluster.client().exporting();
         assertThat(status.state()).as("after refused calls: %s", status).isEqualTo("EXPORTING");
         final List<WrittenRecord> written = Records.write(cluster, "after-refused", 30);
@@ -419,6 +419,7 @@ class ExportingControlTest
                     .isEqualTo(ExportingState.EXPORTING);
                 assertThat(late.version()).as("version %s holds", pair).isEqualTo(current.version());
             }
+            Await.sleep(Duration.ofSeconds(2)); // the gateway polls its brokers: give a wrong pause time to show
             final ExportingStatus status = cluster.client().exporting();
             assertThat(status.state()).as("after delayed pauses: %s", status).isEqualTo("EXPORTING");
             Records.awaitExported(cluster, Records.write(cluster, "after-delayed-pause", 30));
@@ -433,6 +434,16 @@ class ExportingControlTest
                 AdminRequestKind.RESUME_EXPORTING, version + 2);
             assertThat(undo.state()).isEqualTo(ExportingState.EXPORTING);
         }
+    }
+
+    /** The gateway's view is polled from the brokers, so a state shows a moment after the call's 200. */
+    private ExportingStatus awaitClusterState(final String state)
+    {
+        return Await.value("the gateway reporting every pair " + state, CONTROL_TIMEOUT, () ->
+        {
+            final ExportingStatus status = cluster.client().exporting();
+            return state.equals(status.state()) ? Optional.of(status) : Optional.empty();
+        });
     }
 
     private void awaitCaughtUp(final int brokerId)
