@@ -22,6 +22,12 @@ public final class AdminCli
     {
     }
 
+    /** Runs the CLI on its own ({@code java -cp ... io.sluice.cli.AdminCli ...}); exits with its code. */
+    public static void main(final String[] args)
+    {
+        System.exit(run(args));
+    }
+
     /** Runs one admin command with the process's streams and environment; returns its exit code. */
     public static int run(final String[] args)
     {

@@ -13,9 +13,9 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
- * {@code admin partitions}: the cluster view of {@code GET /actuator/partitions}. The table is the
- * answer flattened: one row per innermost object (a broker's partition), carrying its parents' plain
- * fields (the broker's id and reachability), so new fields show up without a CLI change.
+ * {@code admin partitions}: the cluster view of {@code GET /actuator/partitions} as two tables, brokers
+ * and replicas (one row per partition replica). An answer of another shape is shown flattened: one row
+ * per innermost object, carrying its parents' plain fields.
  */
 @Command(
     name = "partitions",
@@ -47,8 +47,54 @@ final class PartitionsCommand implements Callable<Integer>
             console.out().println(answer.body());
             return ExitCode.SUCCEEDED;
         }
+        final JsonNode view = answer.json();
+        if (view.path("brokers").isArray() || view.path("partitions").isArray())
+        {
+            printClusterView(view);
+        }
+        else
+        {
+            printFlattened(view);
+        }
+        return ExitCode.SUCCEEDED;
+    }
+
+    private void printClusterView(final JsonNode view)
+    {
+        console.out().println("cluster: " + view.path("clusterSize").asString("?") + " brokers, "
+            + view.path("partitionCount").asString("?") + " partitions, replication factor "
+            + view.path("replicationFactor").asString("?"));
+        final Table brokers = new Table("BROKER", "ADDRESS", "REACHABLE", "REASON");
+        for (final JsonNode broker : view.path("brokers"))
+        {
+            brokers.row(broker.path("brokerId").asString(), broker.path("address").asString(""),
+                broker.path("reachable").asBoolean(false) ? "yes" : "no", text(broker.path("reason")));
+        }
+        brokers.print(console.out());
+        console.out().println();
+
+        final Table partitions = new Table(
+            "PARTITION", "LEADER", "HEALTH", "BROKER", "ROLE", "TERM", "REACHABLE", "LAST", "EXPORTED");
+        for (final JsonNode partition : view.path("partitions"))
+        {
+            final String partitionId = partition.path("partitionId").asString();
+            final long leader = partition.path("leaderId").asLong(-1);
+            final String health = partition.path("health").asString("-");
+            for (final JsonNode replica : partition.path("replicas"))
+            {
+                partitions.row(partitionId, leader < 0 ? "none" : leader, health,
+                    replica.path("brokerId").asString(), replica.path("role").asString("UNKNOWN"),
+                    position(replica.path("term")), replica.path("reachable").asBoolean(false) ? "yes" : "no",
+                    position(replica.path("lastPosition")), position(replica.path("exportedPosition")));
+            }
+        }
+        partitions.print(console.out());
+    }
+
+    private void printFlattened(final JsonNode view)
+    {
         final List<Map<String, String>> rows = new ArrayList<>();
-        flatten(answer.json(), new LinkedHashMap<>(), rows);
+        flatten(view, new LinkedHashMap<>(), rows);
         final Set<String> columns = new LinkedHashSet<>();
         rows.forEach(row -> columns.addAll(row.keySet()));
         final Table table = new Table(columns.stream().map(PartitionsCommand::heading).toArray(String[]::new));
@@ -57,7 +103,16 @@ final class PartitionsCommand implements Callable<Integer>
             table.row(columns.stream().map(column -> row.getOrDefault(column, "")).toArray());
         }
         table.print(console.out());
-        return ExitCode.SUCCEEDED;
+    }
+
+    private static String text(final JsonNode value)
+    {
+        return value.isMissingNode() || value.isNull() ? "" : value.asString();
+    }
+
+    private static String position(final JsonNode value)
+    {
+        return value.isNumber() && value.asLong() >= 0 ? value.asString() : "-";
     }
 
     /** Adds one row per innermost object; each carries the plain fields of the objects around it. */
