@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+#
+# backup-hook.sh: pause exporting, run a backup command, and always resume exporting afterwards.
+#
+#   backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] -- <backup command...>
+#
+# Steps: 1. `admin exporting pause [--soft] --retries N` (only the failed pairs are retried);
+#        2. the backup command, only if the pause succeeded on every pair;
+#        3. `admin exporting resume --retries N`, always: after a failed pause (to undo a partial one),
+#           after a failed backup, and when this script gets SIGINT or SIGTERM (the backup command is
+#           sent SIGTERM first). Further signals are ignored while resuming.
+#
+# Exit codes: 0 everything succeeded; 2 usage error or no CLI found; 3 pause failed (backup not run);
+#             4 backup command failed; 5 resume failed (exporting may still be paused: act now);
+#             128+signal when interrupted (130 SIGINT, 143 SIGTERM) and resumed. A failed resume wins.
+#
+# The CLI is, in this order: java -jar "$SLUICE_JAR"; <this dir>/../target/sluice.jar (source tree);
+# <this dir>/../sluice.jar (installed, e.g. /opt/sluice/sluice.jar); `sluice` on PATH (called as
+# `sluice admin ...`). Java is "$JAVA" or "$JAVA_HOME/bin/java" or java on PATH.
+# The gateway and token may also come from SLUICE_GATEWAY and SLUICE_TOKEN (the token is never put
+# on a command line, where ps would show it).
+#
+# --print-plan prints the calls it would make, tab-separated (cli, pause, backup, resume lines), and
+# exits; tests use it to check the Kubernetes CronJob's arguments against the real CLI.
+
+set -u -o pipefail
+
+readonly PROG="backup-hook"
+readonly HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+usage()
+{
+    cat <<USAGE
+usage: backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] [--print-plan] -- <backup command...>
+  --soft              soft pause: exporters keep exporting, positions are not acknowledged (nothing is compacted)
+  --retries N         retries of the failed or timed-out pairs, for the pause and for the resume (default 3)
+  --gateway URL       management URL of the gateway (default: \$SLUICE_GATEWAY or http://127.0.0.1:9600)
+  --timeout DURATION  timeout of one call to the gateway, e.g. 30s (default: the CLI's)
+  --print-plan        print the calls it would make and exit
+exit: 0 ok, 2 usage, 3 pause failed (no backup), 4 backup failed, 5 resume failed, 130/143 interrupted
+USAGE
+}
+
+usage_error()
+{
+    echo "$PROG: $1" >&2
+    usage >&2
+    exit 2
+}
+
+soft=0
+retries=3
+gateway=""
+timeout=""
+print_plan=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --soft) soft=1; shift ;;
+        --retries)
+            [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || usage_error "--retries needs a number of retries (0 or more)"
+            retries="$2"; shift 2 ;;
+        --retries=*)
+            retries="${1#*=}"
+            [[ "$retries" =~ ^[0-9]+$ ]] || usage_error "--retries needs a number of retries (0 or more)"
+            shift ;;
+        --gateway)
+            [[ $# -ge 2 && -n "$2" ]] || usage_error "--gateway needs a URL"
+            gateway="$2"; shift 2 ;;
+        --gateway=*) gateway="${1#*=}"; shift ;;
+        --timeout)
+            [[ $# -ge 2 && -n "$2" ]] || usage_error "--timeout needs a duration, e.g. 30s"
+            timeout="$2"; shift 2 ;;
+        --timeout=*) timeout="${1#*=}"; shift ;;
+        --print-plan) print_plan=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; break ;;
+        *) usage_error "unknown option '$1' (the backup command goes after --)" ;;
+    esac
+done
+[[ $# -gt 0 ]] || usage_error "no backup command given after --"
+backup_command=("$@")
+
+java_bin="${JAVA:-}"
+if [[ -z "$java_bin" ]]; then
+    if [[ -n "${JAVA_HOME:-}" ]]; then java_bin="$JAVA_HOME/bin/java"; else java_bin="java"; fi
+fi
+
+cli=()
+if [[ -n "${SLUICE_JAR:-}" ]]; then
+    cli=("$java_bin" -jar "$SLUICE_JAR" admin)
+elif [[ -f "$HERE/../target/sluice.jar" ]]; then
+    cli=("$java_bin" -jar "$HERE/../target/sluice.jar" admin)
+elif [[ -f "$HERE/../sluice.jar" ]]; then
+    cli=("$java_bin" -jar "$HERE/../sluice.jar" admin)
+elif command -v sluice >/dev/null 2>&1; then
+    cli=(sluice admin)
+else
+    echo "$PROG: cannot find the sluice CLI: set SLUICE_JAR to sluice.jar, or put 'sluice' on PATH" >&2
+    exit 2
+fi
+
+common=(--retries "$retries")
+[[ -n "$gateway" ]] && common+=(--gateway "$gateway")
+[[ -n "$timeout" ]] && common+=(--timeout "$timeout")
+pause_args=(exporting pause)
+[[ $soft -eq 1 ]] && pause_args+=(--soft)
+pause_args+=("${common[@]}")
+resume_args=(exporting resume "${common[@]}")
+
+if [[ $print_plan -eq 1 ]]; then
+    (IFS=$'\t'; echo "cli	${cli[*]}"; echo "pause	${pause_args[*]}"; echo "backup	${backup_command[*]}";
+     echo "resume	${resume_args[*]}")
+    exit 0
+fi
+
+step="start"
+child=""
+pause_attempted=0
+resumed=0
+
+# Runs a command in the background and waits, so that a signal interrupts the wait at once and the
+# trap can stop the child and resume (a foreground child would delay the trap until it ends).
+run_child()
+{
+    "$@" &
+    child=$!
+    wait "$child"
+    local rc=$?
+    child=""
+    return $rc
+}
+
+describe_cli_exit()
+{
+    case "$1" in
+        1) echo "some pairs failed" ;;
+        2) echo "some pairs timed out" ;;
+        3) echo "refused: check the arguments and the token (SLUICE_TOKEN)" ;;
+        4) echo "gateway unreachable: check --gateway or SLUICE_GATEWAY" ;;
+        *) echo "the CLI ended with exit $1" ;;
+    esac
+}
+
+resume_and_exit()
+{
+    local code=$1
+    trap '' INT TERM
+    if [[ $pause_attempted -eq 1 && $resumed -eq 0 ]]; then
+        resumed=1
+        "${cli[@]}" "${resume_args[@]}"
+        local rc=$?
+        if [[ $rc -ne 0 ]]; then
+            echo "$PROG: resume failed (exit $rc): $(describe_cli_exit $rc); exporting may still be paused:" \
+                "run '${cli[*]} ${resume_args[*]}' until it exits 0" >&2
+            exit 5
+        fi
+    fi
+    exit "$code"
+}
+
+on_signal()
+{
+    local name=$1 code=$2
+    trap '' INT TERM
+    echo "$PROG: interrupted by SIG$name during the $step step; stopping it and resuming exporting" >&2
+    if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then
+        kill -TERM "$child" 2>/dev/null
+        wait "$child" 2>/dev/null
+    fi
+    resume_and_exit "$code"
+}
+
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+
+step="pause"
+pause_attempted=1
+run_child "${cli[@]}" "${pause_args[@]}"
+rc=$?
+if [[ $rc -ne 0 ]]; then
+    echo "$PROG: pause failed (exit $rc): $(describe_cli_exit $rc); the backup command was not run," \
+        "resuming to undo a partial pause" >&2
+    resume_and_exit 3
+fi
+
+step="backup"
+run_child "${backup_command[@]}"
+rc=$?
+result=0
+if [[ $rc -ne 0 ]]; then
+    echo "$PROG: backup command failed (exit $rc): ${backup_command[*]}" >&2
+    result=4
+fi
+
+step="resume"
+resume_and_exit "$result"
