@@ -1,0 +1,31 @@
+package io.sluice.gateway.backfill;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The gateway's client of the brokers' backfill API: one request to one partition leader, no retry (the
+ * service decides what to do with a failure). Futures fail with
+ * {@link io.sluice.gateway.broker.BrokerErrorException} for an ErrorResponse,
+ * {@link io.sluice.gateway.broker.MalformedResponseException} for an undecodable answer, and the transport's
+ * timeout / unreachable exceptions. Thread-safe.
+ */
+public interface BackfillClient
+{
+    /**
+     * Resets the exporter to the partition's latest position and registers the backfill of the skipped range
+     * with {@code taskCount} tasks numbered from {@code firstTaskId}: one replicated step on the leader.
+     *
+     * @return the partition's tasks of that backfill, with the ranges the leader computed.
+     */
+    CompletableFuture<List<BackfillTaskStatus>> start(
+        int brokerId, int partitionId, String backfillId, String exporterId, int taskCount, int firstTaskId,
+        Duration timeout);
+
+    /** The partition's tasks of one backfill, or of every backfill when {@code backfillId} is empty. */
+    CompletableFuture<List<BackfillTaskStatus>> status(int brokerId, int partitionId, String backfillId, Duration timeout);
+
+    /** Cancels the backfill's unfinished tasks on the partition; answers its tasks after the cancel. */
+    CompletableFuture<List<BackfillTaskStatus>> cancel(int brokerId, int partitionId, String backfillId, Duration timeout);
+}

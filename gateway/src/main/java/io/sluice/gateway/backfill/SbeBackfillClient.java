@@ -1,0 +1,254 @@
+package io.sluice.gateway.backfill;
+
+import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.codecs.BackfillRequestEncoder;
+import io.sluice.protocol.codecs.BackfillState;
+import io.sluice.protocol.codecs.BackfillStatusRequestEncoder;
+import io.sluice.protocol.codecs.BackfillStatusResponseDecoder;
+import io.sluice.protocol.codecs.CancelBackfillRequestEncoder;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ErrorResponseDecoder;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.message.SbeMessages;
+import io.sluice.protocol.transport.MessageWriter;
+import io.sluice.protocol.transport.TransportClient;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@link BackfillClient} over the shared {@link TransportClient}. Requests keep only their values and encode
+ * with per-thread encoders (the transport may write on any of its threads); answers are decoded with
+ * per-thread decoders after {@link SbeMessages} has checked the header, and every variable-length field is
+ * bounds-checked before it is read, so a garbage answer fails the future instead of reading out of bounds.
+ */
+public final class SbeBackfillClient implements BackfillClient
+{
+    private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
+
+    private final TransportClient transport;
+    private final PartitionDistribution distribution;
+
+    public SbeBackfillClient(final TransportClient transport, final PartitionDistribution distribution)
+    {
+        this.transport = transport;
+        this.distribution = distribution;
+    }
+
+    @Override
+    public CompletableFuture<List<BackfillTaskStatus>> start(
+        final int brokerId, final int partitionId, final String backfillId, final String exporterId,
+        final int taskCount, final int firstTaskId, final Duration timeout)
+    {
+        final byte[] backfill = utf8(backfillId);
+        final byte[] exporter = utf8(exporterId);
+        return send(brokerId, partitionId, new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH +
+                    BackfillRequestEncoder.backfillIdHeaderLength() + backfill.length +
+                    BackfillRequestEncoder.exporterIdHeaderLength() + exporter.length;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final Codecs codecs = CODECS.get();
+                codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                    .partitionId(partitionId)
+                    .taskCount(taskCount)
+                    .firstTaskId(firstTaskId)
+                    .putBackfillId(backfill, 0, backfill.length)
+                    .putExporterId(exporter, 0, exporter.length);
+            }
+        }, timeout);
+    }
+
+    @Override
+    public CompletableFuture<List<BackfillTaskStatus>> status(
+        final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
+    {
+        final byte[] backfill = utf8(backfillId);
+        return send(brokerId, partitionId, new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + BackfillStatusRequestEncoder.BLOCK_LENGTH +
+                    BackfillStatusRequestEncoder.backfillIdHeaderLength() + backfill.length;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final Codecs codecs = CODECS.get();
+                codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                    .partitionId(partitionId)
+                    .putBackfillId(backfill, 0, backfill.length);
+            }
+        }, timeout);
+    }
+
+    @Override
+    public CompletableFuture<List<BackfillTaskStatus>> cancel(
+        final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
+    {
+        final byte[] backfill = utf8(backfillId);
+        return send(brokerId, partitionId, new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + CancelBackfillRequestEncoder.BLOCK_LENGTH +
+                    CancelBackfillRequestEncoder.backfillIdHeaderLength() + backfill.length;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final Codecs codecs = CODECS.get();
+                codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                    .partitionId(partitionId)
+                    .putBackfillId(backfill, 0, backfill.length);
+            }
+        }, timeout);
+    }
+
+    private CompletableFuture<List<BackfillTaskStatus>> send(
+        final int brokerId, final int partitionId, final MessageWriter request, final Duration timeout)
+    {
+        if (!distribution.isBroker(brokerId) || !distribution.isPartition(partitionId))
+        {
+            return CompletableFuture.failedFuture(new IllegalArgumentException(
+                "partition " + partitionId + " on broker " + brokerId + " is not in the cluster's distribution"));
+        }
+        final String what = "partition " + partitionId + " on broker " + brokerId;
+        try
+        {
+            return transport.send(distribution.commandAddress(brokerId), request, timeout)
+                .thenApply(buffer -> decode(buffer, partitionId, what));
+        }
+        catch (final RuntimeException e)
+        {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Decodes a BackfillStatusResponse for the partition; an ErrorResponse becomes a BrokerErrorException. */
+    static List<BackfillTaskStatus> decode(final DirectBuffer buffer, final int partitionId, final String what)
+    {
+        final Codecs codecs = CODECS.get();
+        final int length = buffer.capacity();
+        final int templateId = SbeMessages.templateIdOf(buffer, 0, length);
+        if (templateId == SbeMessages.NOT_A_MESSAGE)
+        {
+            throw new MalformedResponseException(what + ": answer is " + SbeMessages.describe(buffer, 0, length));
+        }
+        codecs.header.wrap(buffer, 0);
+        try
+        {
+            if (templateId == ErrorResponseDecoder.TEMPLATE_ID)
+            {
+                throw decodeError(codecs, buffer, length, what);
+            }
+            if (templateId != BackfillStatusResponseDecoder.TEMPLATE_ID)
+            {
+                throw new MalformedResponseException(what + ": unexpected answer template " + templateId +
+                    ", expected " + BackfillStatusResponseDecoder.TEMPLATE_ID);
+            }
+            final BackfillStatusResponseDecoder response = codecs.statusResponse.wrap(
+                buffer, MessageHeaderDecoder.ENCODED_LENGTH, codecs.header.blockLength(), codecs.header.version());
+            if (response.partitionId() != partitionId)
+            {
+                throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
+            }
+            checkLimit(response.limit() + 4, length, what); // the group header
+            final List<BackfillTaskStatus> tasks = new ArrayList<>();
+            for (final BackfillStatusResponseDecoder.TasksDecoder task : response.tasks())
+            {
+                checkLimit(response.limit(), length, what);
+                final int taskId = task.taskId();
+                final BackfillState state = task.state();
+                if (state == BackfillState.SBE_UNKNOWN || state == BackfillState.NULL_VAL)
+                {
+                    throw new MalformedResponseException(what + ": task " + taskId + " has unknown state " + task.stateRaw());
+                }
+                final long from = task.fromPosition();
+                final long to = task.toPosition();
+                final long exportedUpTo = task.exportedUpTo();
+                final int attempts = task.attempts();
+                final long createdAtMs = task.createdAtMs();
+                final long updatedAtMs = task.updatedAtMs();
+                checkVarData(buffer, response.limit(), length, what);
+                final String backfillId = task.backfillId();
+                checkVarData(buffer, response.limit(), length, what);
+                final String exporterId = task.exporterId();
+                checkVarData(buffer, response.limit(), length, what);
+                final String failureReason = task.failureReason();
+                checkLimit(response.limit(), length, what);
+                tasks.add(new BackfillTaskStatus(partitionId, backfillId, exporterId, taskId, state, from, to,
+                    exportedUpTo, attempts, createdAtMs, updatedAtMs, failureReason.isEmpty() ? null : failureReason));
+            }
+            return List.copyOf(tasks);
+        }
+        catch (final BrokerErrorException | MalformedResponseException e)
+        {
+            throw e;
+        }
+        catch (final RuntimeException e)
+        {
+            throw new MalformedResponseException(what + ": undecodable backfill answer: " + e, e);
+        }
+    }
+
+    private static BrokerErrorException decodeError(
+        final Codecs codecs, final DirectBuffer buffer, final int length, final String what)
+    {
+        final ErrorResponseDecoder error = codecs.error.wrap(
+            buffer, MessageHeaderDecoder.ENCODED_LENGTH, codecs.header.blockLength(), codecs.header.version());
+        final ErrorCode code = error.code();
+        final int leaderId = error.leaderId();
+        checkVarData(buffer, error.limit(), length, what);
+        final String message = error.message();
+        return new BrokerErrorException(code == null ? ErrorCode.SBE_UNKNOWN : code, leaderId,
+            message.isEmpty() ? what + ": " + code : message);
+    }
+
+    private static void checkVarData(final DirectBuffer buffer, final int limit, final int length, final String what)
+    {
+        if (limit + Integer.BYTES > length ||
+            limit + Integer.BYTES + (buffer.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL) > length)
+        {
+            throw new MalformedResponseException(what + ": variable-length field runs past its " + length + "-byte answer");
+        }
+    }
+
+    private static void checkLimit(final int limit, final int length, final String what)
+    {
+        if (limit > length)
+        {
+            throw new MalformedResponseException(what + ": answer runs past its " + length + " bytes");
+        }
+    }
+
+    private static byte[] utf8(final String value)
+    {
+        return value == null ? new byte[0] : value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static final class Codecs
+    {
+        final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
+        final BackfillRequestEncoder backfillRequest = new BackfillRequestEncoder();
+        final BackfillStatusRequestEncoder statusRequest = new BackfillStatusRequestEncoder();
+        final CancelBackfillRequestEncoder cancelRequest = new CancelBackfillRequestEncoder();
+        final MessageHeaderDecoder header = new MessageHeaderDecoder();
+        final BackfillStatusResponseDecoder statusResponse = new BackfillStatusResponseDecoder();
+        final ErrorResponseDecoder error = new ErrorResponseDecoder();
+    }
+}

@@ -1,0 +1,304 @@
+package io.sluice.gateway.backfill;
+
+import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.security.ManagementException;
+import io.sluice.protocol.codecs.BackfillState;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.transport.RequestTimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.http.HttpStatus;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.CANCEL;
+import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.START;
+import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.STATUS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class BackfillServiceTest
+{
+    private final FakeBackfillCluster cluster = new FakeBackfillCluster();
+    private final BackfillService service = new BackfillService(cluster, cluster, 64, Duration.ofSeconds(2),
+        Clock.fixed(Instant.ofEpochMilli(15_000), ZoneOffset.UTC));
+
+    @Test
+    void badTaskCountsAre400AndNothingIsSent()
+    {
+        for (final String bad : List.of("0", "-2", "abc", "65", "1.5", ""))
+        {
+            assertRefused(service.start("file", bad), HttpStatus.BAD_REQUEST, "backfillTaskCount");
+        }
+        assertRefused(service.start("file", "65"), HttpStatus.BAD_REQUEST, "from 1 to 64 (sluice.backfill.max-tasks), was 65");
+        assertRefused(service.start("file", "abc"), HttpStatus.BAD_REQUEST, "was 'abc'");
+        assertThat(cluster.calls).isEmpty();
+    }
+
+    @Test
+    void anUnknownExporterIs404NamingTheKnownOnes()
+    {
+        assertRefused(service.start("kafka", null), HttpStatus.NOT_FOUND, "unknown exporter 'kafka' (known: file)");
+        assertThat(cluster.calls).isEmpty();
+    }
+
+    @Test
+    void aRunningBackfillOfTheExporterIs409AndNoBackfillRequestIsSent()
+    {
+        cluster.hold(FakeBackfillCluster.task(4, "old", 3, BackfillState.RUNNING, 1, 10, 5));
+
+        assertRefused(service.start("file", "6"), HttpStatus.CONFLICT,
+            "exporter 'file' has a backfill still running: old on partitions [4]");
+        assertThat(cluster.sent(START)).isZero();
+        assertThat(cluster.sent(STATUS)).isEqualTo(6);
+    }
+
+    @Test
+    void aFinishedBackfillOfTheExporterDoesNotBlockANewOne()
+    {
+        cluster.hold(FakeBackfillCluster.task(4, "old", 3, BackfillState.SUCCEEDED, 1, 10, 10));
+
+        assertThat(service.start("file", null).join().tasks()).hasSize(6);
+    }
+
+    @Test
+    void aPartitionWithoutReachableLeaderIs503AndNothingIsSent()
+    {
+        cluster.leaders.remove(5);
+
+        assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
+            "partition 5 has no reachable leader; nothing was changed");
+        assertThat(cluster.sent(START)).isZero();
+
+        cluster.reset();
+        cluster.unreachable.put(2, true);
+        assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE, "partition 3 has no reachable leader");
+        assertThat(cluster.sent(START)).isZero();
+    }
+
+    @Test
+    void aLeaderThatCannotBeAskedIs503AndNothingIsSent()
+    {
+        cluster.responder = call -> call.partitionId() == 2 ?
+            CompletableFuture.failedFuture(new RequestTimeoutException("deadline")) : cluster.answerAsLeader(call);
+
+        assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
+            "partition 2 on broker 1: no answer within 2000 ms");
+        assertThat(cluster.sent(START)).isZero();
+    }
+
+    @Test
+    void validationRunsInOrderCountThenExporterThenConflictThenLeaders()
+    {
+        cluster.leaders.remove(5);
+        cluster.hold(FakeBackfillCluster.task(4, "old", 3, BackfillState.PENDING, 1, 10, 5));
+
+        assertRefused(service.start("kafka", "0"), HttpStatus.BAD_REQUEST, "backfillTaskCount");
+        assertRefused(service.start("kafka", "3"), HttpStatus.NOT_FOUND, "kafka");
+        assertRefused(service.start("file", "6"), HttpStatus.CONFLICT, "old");
+        cluster.held.clear();
+        assertRefused(service.start("file", "6"), HttpStatus.SERVICE_UNAVAILABLE, "partition 5");
+        assertThat(cluster.sent(START)).isZero();
+    }
+
+    @Test
+    void fewerTasksThanLaggingPartitionsIs400NamingTheMinimum()
+    {
+        assertRefused(service.start("file", "4"), HttpStatus.BAD_REQUEST,
+            "backfillTaskCount 4 is below the 6 partitions with a skipped range [1, 2, 3, 4, 5, 6]; " +
+            "a task backfills one partition, so ask for at least 6");
+        assertThat(cluster.sent(START)).isZero();
+    }
+
+    @Test
+    void aDryRunPlansWithoutSendingAnyBackfillRequest()
+    {
+        final BackfillPlan plan = service.plan("file", "8").join();
+
+        assertThat(cluster.sent(START)).isZero();
+        assertThat(plan.dryRun()).isTrue();
+        assertThat(plan.backfillTaskCount()).isEqualTo(8);
+        assertThat(plan.partitions()).extracting(BackfillPlan.Partition::partitionId,
+                BackfillPlan.Partition::oldPosition, BackfillPlan.Partition::newPosition, BackfillPlan.Partition::taskCount)
+            .startsWith(tuple(1, 100L, 150L, 2), tuple(2, 200L, 250L, 2), tuple(3, 300L, 350L, 1));
+        assertThat(plan.ranges()).first().isEqualTo(new BackfillView.Range(1, 101, 150));
+        assertThat(plan.tasks()).extracting(BackfillPlan.Task::taskId).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
+        assertThat(plan.tasks().get(0)).isEqualTo(new BackfillPlan.Task(1, 1, 101, 125));
+        assertThat(plan.tasks().get(1)).isEqualTo(new BackfillPlan.Task(2, 1, 126, 150));
+        assertThat(cluster.exported.get(1)).as("nothing moved").isEqualTo(100);
+    }
+
+    @Test
+    void aSingleLaggingPartitionGetsEveryTaskSplitByPosition()
+    {
+        for (int p = 1; p <= 6; p++)
+        {
+            cluster.exported.put(p, cluster.last.get(p)); // up to date
+        }
+        cluster.exported.put(3, 0L);
+        cluster.last.put(3, 1_000L);
+
+        final BackfillView view = service.start("file", "4").join();
+
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START).singleElement()
+            .satisfies(call ->
+            {
+                assertThat(call.partitionId()).isEqualTo(3);
+                assertThat(call.brokerId()).isEqualTo(2);
+                assertThat(call.taskCount()).isEqualTo(4);
+                assertThat(call.firstTaskId()).isEqualTo(1);
+                assertThat(call.exporterId()).isEqualTo("file");
+            });
+        assertThat(view.ranges()).containsExactly(new BackfillView.Range(3, 1, 1_000));
+        assertThat(view.tasks()).extracting(BackfillView.Task::fromPosition, BackfillView.Task::toPosition)
+            .containsExactly(tuple(1L, 250L), tuple(251L, 500L), tuple(501L, 750L), tuple(751L, 1_000L));
+        assertThat(view.state()).isEqualTo("PENDING");
+    }
+
+    @Test
+    void tasksAreWeightedByRangeLengthWithAtLeastOnePerLaggingPartition()
+    {
+        assertThat(BackfillTaskSplit.allocate(new long[] {1_000, 10, 90}, 10)).containsExactly(8, 1, 1);
+        assertThat(BackfillTaskSplit.allocate(new long[] {100, 100}, 5)).containsExactly(3, 2);
+        assertThat(BackfillTaskSplit.allocate(new long[] {2, 1}, 10)).as("never more tasks than positions")
+            .containsExactly(2, 1);
+        assertThatThrownBy(() -> BackfillTaskSplit.allocate(new long[] {5, 5, 5}, 2)).hasMessageContaining("3 partitions");
+        assertThat(BackfillTaskSplit.split(118, 240, 4)).containsExactly(
+            new BackfillTaskSplit.Range(119, 149), new BackfillTaskSplit.Range(150, 180),
+            new BackfillTaskSplit.Range(181, 210), new BackfillTaskSplit.Range(211, 240));
+    }
+
+    @Test
+    void withoutATaskCountEachLaggingPartitionGetsOneTaskAndUpToDateOnesNone()
+    {
+        cluster.exported.put(2, cluster.last.get(2));
+
+        final BackfillView view = service.start("file", null).join();
+
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START)
+            .extracting(FakeBackfillCluster.Call::partitionId, FakeBackfillCluster.Call::taskCount,
+                FakeBackfillCluster.Call::firstTaskId)
+            .containsExactlyInAnyOrder(tuple(1, 1, 1), tuple(3, 1, 2), tuple(4, 1, 3), tuple(5, 1, 4), tuple(6, 1, 5));
+        assertThat(view.ranges()).extracting(BackfillView.Range::partitionId).containsExactly(1, 3, 4, 5, 6);
+        assertThat(view.backfillId()).isNotBlank();
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START).extracting(FakeBackfillCluster.Call::backfillId)
+            .containsOnly(view.backfillId());
+    }
+
+    @Test
+    void anExporterAtTheLatestEverywhereStartsAnEmptySucceededBackfill()
+    {
+        cluster.exported.putAll(cluster.last);
+
+        final BackfillView view = service.start("file", null).join();
+
+        assertThat(cluster.sent(START)).isZero();
+        assertThat(view.state()).isEqualTo("SUCCEEDED");
+        assertThat(view.progress()).isEqualTo(1.0);
+        assertThat(service.get(view.backfillId()).join()).isEqualTo(view);
+    }
+
+    @Test
+    void aPartitionThatFailsToRegisterIsReportedWithWhatWasRegistered()
+    {
+        cluster.responder = call -> call.kind() == START && call.partitionId() == 2 ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 0, "not leader")) :
+            cluster.answerAsLeader(call);
+
+        assertThatThrownBy(() -> service.start("file", null).join()).cause()
+            .isInstanceOfSatisfying(BackfillStartException.class, e ->
+            {
+                assertThat(e.status()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+                assertThat(e.failures()).containsExactly("partition 2 on broker 1: not leader (leader is 0)");
+                assertThat(e.registered().ranges()).extracting(BackfillView.Range::partitionId)
+                    .containsExactly(1, 3, 4, 5, 6);
+                assertThat(e.registered().unavailablePartitions()).containsExactly(2);
+                assertThat(e.getMessage()).contains("partitions [2] were not reset");
+            });
+    }
+
+    @Test
+    void aBackfillViewSumsUpTheLeadersTasks()
+    {
+        cluster.hold(FakeBackfillCluster.task(1, "b", 1, BackfillState.SUCCEEDED, 1, 100, 100));
+        cluster.hold(FakeBackfillCluster.task(1, "b", 2, BackfillState.RUNNING, 101, 200, 150));
+        cluster.hold(FakeBackfillCluster.task(3, "b", 3, BackfillState.PENDING, 11, 110, 10));
+        cluster.hold(FakeBackfillCluster.task(3, "other", 1, BackfillState.RUNNING, 11, 110, 10));
+
+        final BackfillView view = service.get("b").join();
+
+        assertThat(view.state()).isEqualTo("RUNNING");
+        assertThat(view.totalPositions()).isEqualTo(300);
+        assertThat(view.exportedPositions()).isEqualTo(150);
+        assertThat(view.progress()).isEqualTo(0.5);
+        assertThat(view.ratePerSecond()).isEqualTo(150 * 1000.0 / (15_000 - 1_000));
+        assertThat(view.ranges()).containsExactly(new BackfillView.Range(1, 1, 200), new BackfillView.Range(3, 11, 110));
+        assertThat(view.tasks()).extracting(BackfillView.Task::taskId, BackfillView.Task::exportedUpTo,
+                BackfillView.Task::progress)
+            .containsExactly(tuple(1, 100L, 1.0), tuple(2, 150L, 0.5), tuple(3, 10L, 0.0));
+        assertThat(view.unavailablePartitions()).isEmpty();
+        assertThat(service.list().join()).extracting(BackfillView::backfillId).containsExactlyInAnyOrder("b", "other");
+    }
+
+    @Test
+    void theStateOfABackfillFollowsItsTasks()
+    {
+        assertThat(stateOf(BackfillState.SUCCEEDED, BackfillState.SUCCEEDED)).isEqualTo("SUCCEEDED");
+        assertThat(stateOf(BackfillState.SUCCEEDED, BackfillState.FAILED)).isEqualTo("FAILED");
+        assertThat(stateOf(BackfillState.CANCELLED, BackfillState.SUCCEEDED)).isEqualTo("CANCELLED");
+        assertThat(stateOf(BackfillState.FAILED, BackfillState.RUNNING)).isEqualTo("RUNNING");
+        assertThat(stateOf(BackfillState.PENDING, BackfillState.SUCCEEDED)).isEqualTo("PENDING");
+        assertThat(stateOf()).isEqualTo("SUCCEEDED");
+    }
+
+    @Test
+    void unknownBackfillsAre404AndUnaskablePartitions503()
+    {
+        assertRefused(service.get("nope"), HttpStatus.NOT_FOUND, "unknown backfill 'nope'");
+
+        cluster.leaders.remove(2);
+        assertRefused(service.get("nope"), HttpStatus.SERVICE_UNAVAILABLE, "partitions [2] could not be asked");
+    }
+
+    @Test
+    void cancelReachesEveryLeaderAndAnswersTheCancelledBackfill()
+    {
+        final BackfillView started = service.start("file", "6").join();
+
+        final BackfillView cancelled = service.cancel(started.backfillId()).join();
+
+        assertThat(cluster.sent(CANCEL)).isEqualTo(6);
+        assertThat(cancelled.state()).isEqualTo("CANCELLED");
+        assertThat(cancelled.tasks()).extracting(BackfillView.Task::state).containsOnly("CANCELLED");
+        assertRefused(service.cancel("nope"), HttpStatus.NOT_FOUND, "unknown backfill 'nope'");
+    }
+
+    private static String stateOf(final BackfillState... states)
+    {
+        final List<BackfillTaskStatus> tasks = new java.util.ArrayList<>();
+        for (int i = 0; i < states.length; i++)
+        {
+            tasks.add(FakeBackfillCluster.task(1, "b", i, states[i], 1, 10, 5));
+        }
+        return BackfillViews.stateOf(tasks);
+    }
+
+    private static void assertRefused(final CompletableFuture<?> future, final HttpStatus status, final String message)
+    {
+        assertThatThrownBy(future::join).isInstanceOf(CompletionException.class).cause()
+            .isInstanceOfSatisfying(ManagementException.class, e ->
+            {
+                assertThat(e.status()).isEqualTo(status);
+                assertThat(e.getMessage()).contains(message);
+            });
+    }
+}
