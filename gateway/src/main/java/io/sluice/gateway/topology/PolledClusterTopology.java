@@ -201,7 +201,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
             if (!previous.reachable())
             {
                 LOG.info("broker {} at {} is reachable ({} partitions reported)",
-                    brokerId, distribution.commandAddress(brokerId), partitions.size());
+                    brokerId, address(brokerId), partitions.size());
             }
         }
         else
@@ -212,9 +212,14 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
             views.set(brokerId, BrokerView.unreachable(reason, startedNanos));
             if (previous.reachable())
             {
-                LOG.warn("broker {} at {} is unreachable: {}", brokerId, distribution.commandAddress(brokerId), reason);
+                LOG.warn("broker {} at {} is unreachable: {}", brokerId, address(brokerId), reason);
             }
         }
+    }
+
+    private String address(final int brokerId)
+    {
+        return distribution.commandAddress(brokerId).getHostString() + ":" + distribution.commandAddress(brokerId).getPort();
     }
 
     /** One broker as last polled. Immutable. */
