@@ -1,15 +1,114 @@
 package io.sluice.dist;
 
-/** Entry point of sluice.jar; dispatches on the mode word. */
+import io.sluice.cli.AdminCli;
+import io.sluice.gateway.GatewayApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.SimpleCommandLinePropertySource;
+import org.springframework.core.env.StandardEnvironment;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Entry point of sluice.jar; dispatches on the mode word:
+ * <ul>
+ *   <li>none, or {@code standalone}: every broker of the cluster and the gateway in this JVM;</li>
+ *   <li>{@code broker}: one broker ({@code sluice.broker.node-id} required);</li>
+ *   <li>{@code gateway}: the gateway;</li>
+ *   <li>{@code admin}: the operator CLI, without any Spring context so it starts fast.</li>
+ * </ul>
+ * Settings are Spring properties ({@code --name=value} or environment variables). A startup failure ends
+ * the process with one line naming the setting and a non-zero exit code.
+ */
 public final class SluiceMain
 {
+    public static final int EXIT_OK = 0;
+    public static final int EXIT_STARTUP_FAILED = 1;
+    public static final int EXIT_USAGE = 2;
+
+    static final String USAGE = "usage: java -jar sluice.jar [standalone|broker|gateway|admin] [--prop=value ...]";
+
     private SluiceMain()
     {
     }
 
     public static void main(final String[] args)
     {
-        System.err.println("usage: java -jar sluice.jar [standalone|broker|gateway|admin] [--prop=value ...]");
-        System.exit(2);
+        if (args.length > 0 && "admin".equals(args[0]))
+        {
+            System.exit(AdminCli.run(Arrays.copyOfRange(args, 1, args.length)));
+        }
+        final Launch launch = launch(args, System.err);
+        if (launch.exitCode() != EXIT_OK)
+        {
+            System.exit(launch.exitCode());
+        }
+        // Running: Tomcat's threads (gateway, standalone) or Spring's keep-alive thread (broker) hold the JVM
+        // until SIGTERM, when Spring's shutdown hook closes the context and with it every broker.
+    }
+
+    /** A started process: the context to close, or the exit code of a failed start (context null). */
+    public record Launch(int exitCode, ConfigurableApplicationContext context)
+    {
+    }
+
+    /** Starts the mode named by {@code args[0]}; never calls System.exit. */
+    public static Launch launch(final String[] args, final PrintStream err)
+    {
+        final String mode = args.length == 0 || args[0].startsWith("--") ? "standalone" : args[0];
+        final String[] rest = args.length == 0 || args[0].startsWith("--") ? args : Arrays.copyOfRange(args, 1, args.length);
+        final SpringApplicationBuilder builder;
+        switch (mode)
+        {
+            case "standalone":
+                builder = new SpringApplicationBuilder(GatewayApplication.class, StandaloneMode.class);
+                break;
+            case "gateway":
+                builder = new SpringApplicationBuilder(GatewayApplication.class);
+                break;
+            case "broker":
+                builder = new SpringApplicationBuilder(BrokerMode.class)
+                    .web(WebApplicationType.NONE)
+                    .properties("spring.main.keep-alive=true", "spring.application.name=sluice-broker");
+                break;
+            case "admin":
+                err.println("sluice: admin runs only from main (it exits the JVM)");
+                return new Launch(EXIT_USAGE, null);
+            default:
+                err.println("sluice: unknown mode '" + mode + "'");
+                err.println(USAGE);
+                return new Launch(EXIT_USAGE, null);
+        }
+        try
+        {
+            return new Launch(EXIT_OK, builder.logStartupInfo(false).run(rest));
+        }
+        catch (final RuntimeException | Error e)
+        {
+            err.println(StartupFailure.describe(e, effectivePorts(rest)));
+            return new Launch(EXIT_STARTUP_FAILED, null);
+        }
+    }
+
+    /** The HTTP ports as configured, to say which setting names a port in use. */
+    private static Map<String, Integer> effectivePorts(final String[] args)
+    {
+        final StandardEnvironment environment = new StandardEnvironment();
+        environment.getPropertySources().addFirst(new SimpleCommandLinePropertySource(args));
+        final Map<String, Integer> ports = new LinkedHashMap<>();
+        try
+        {
+            ports.put("server.port", environment.getProperty("server.port", Integer.class, 8080));
+            ports.put("management.server.port", environment.getProperty("management.server.port", Integer.class, 9600));
+        }
+        catch (final RuntimeException ignored)
+        {
+            // An unparsable port is reported by the binding failure itself.
+        }
+        return ports;
     }
 }

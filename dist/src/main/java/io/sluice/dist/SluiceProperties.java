@@ -1,0 +1,98 @@
+package io.sluice.dist;
+
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** The broker-side {@code sluice.*} settings: data directory, node id and exporters. */
+@ConfigurationProperties(prefix = "sluice")
+public class SluiceProperties
+{
+    public static final String DATA_DIR_SETTING = "sluice.data-dir";
+    public static final String FILE_EXPORTER = "file";
+
+    /** Broker data under {@code <data-dir>/broker-<id>/}, file exports under {@code <data-dir>/exports/}. */
+    private Path dataDir = Path.of("sluice-data");
+
+    private final BrokerSettings broker = new BrokerSettings();
+
+    /** {@code sluice.exporters.<id>.type}, {@code .path} and any other key, passed to the exporter as is. */
+    private final Map<String, Map<String, String>> exporters = new TreeMap<>();
+
+    public Path getDataDir()
+    {
+        return dataDir;
+    }
+
+    public void setDataDir(final Path dataDir)
+    {
+        this.dataDir = dataDir;
+    }
+
+    public BrokerSettings getBroker()
+    {
+        return broker;
+    }
+
+    public Map<String, Map<String, String>> getExporters()
+    {
+        return exporters;
+    }
+
+    /**
+     * The exporters to run: the configured ones, or exporter {@code file} of type {@code file} when none
+     * is configured. A {@code file} exporter without a path writes to {@code <data-dir>/exports/<id>}.
+     */
+    public Map<String, ExporterConfig> exporterConfigs()
+    {
+        final Map<String, Map<String, String>> configured = new TreeMap<>(exporters);
+        if (configured.isEmpty())
+        {
+            configured.put(FILE_EXPORTER, Map.of());
+        }
+        final Map<String, ExporterConfig> configs = new LinkedHashMap<>();
+        for (final Map.Entry<String, Map<String, String>> entry : configured.entrySet())
+        {
+            final String id = entry.getKey();
+            final Map<String, String> properties = new HashMap<>(entry.getValue());
+            String type = properties.remove("type");
+            if (type == null || type.isBlank())
+            {
+                if (!FILE_EXPORTER.equals(id))
+                {
+                    throw new InvalidClusterConfigException("sluice.exporters." + id + ".type",
+                        "required (only exporter 'file' defaults to type 'file')");
+                }
+                type = FILE_EXPORTER;
+            }
+            if (FILE_EXPORTER.equals(type) && (properties.get("path") == null || properties.get("path").isBlank()))
+            {
+                properties.put("path", dataDir.resolve("exports").resolve(id).toString());
+            }
+            configs.put(id, new ExporterConfig(id, type, properties));
+        }
+        return configs;
+    }
+
+    public static class BrokerSettings
+    {
+        /** This broker's index in {@code sluice.cluster.brokers}; required in broker mode. */
+        private Integer nodeId;
+
+        public Integer getNodeId()
+        {
+            return nodeId;
+        }
+
+        public void setNodeId(final Integer nodeId)
+        {
+            this.nodeId = nodeId;
+        }
+    }
+}

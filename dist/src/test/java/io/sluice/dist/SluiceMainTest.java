@@ -1,0 +1,139 @@
+package io.sluice.dist;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Bad configuration stops the process with one line naming the setting and a non-zero exit code. */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class SluiceMainTest
+{
+    @TempDir
+    Path dataDir;
+
+    @Test
+    void unknownModePrintsUsageAndExits2()
+    {
+        final Result result = launch("bogus");
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_USAGE);
+        assertThat(result.err).contains("unknown mode 'bogus'").contains("usage:");
+    }
+
+    @Test
+    void brokerWithoutNodeIdNamesTheSetting()
+    {
+        final Result result = launch("broker", "--sluice.data-dir=" + dataDir);
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        assertThat(result.oneLine()).startsWith("sluice: sluice.broker.node-id: required");
+    }
+
+    @Test
+    void brokerWithUnknownNodeIdNamesTheSetting()
+    {
+        final Result result = launch("broker", "--sluice.broker.node-id=7", "--sluice.data-dir=" + dataDir);
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        assertThat(result.oneLine()).startsWith("sluice: sluice.broker.node-id: 7 is not a broker");
+    }
+
+    @Test
+    void replicationFactorOverClusterSizeNamesTheSetting()
+    {
+        final Result result = launch("broker", "--sluice.broker.node-id=0", "--sluice.cluster.replication-factor=4",
+            "--sluice.data-dir=" + dataDir);
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        assertThat(result.oneLine()).startsWith("sluice: sluice.cluster.replication-factor: 4 exceeds the cluster size 3");
+    }
+
+    @Test
+    void malformedBrokerListNamesTheSetting()
+    {
+        final Result result = launch("gateway", "--sluice.cluster.brokers=127.0.0.1:26501,nonsense", "--server.port=0",
+            "--management.server.port=0");
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        assertThat(result.oneLine()).startsWith("sluice: sluice.cluster.brokers: 'nonsense' is not host:port");
+    }
+
+    @Test
+    void unparsableNumberNamesTheSetting()
+    {
+        final Result result = launch("broker", "--sluice.broker.node-id=one", "--sluice.data-dir=" + dataDir);
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        assertThat(result.oneLine()).startsWith("sluice: sluice.broker.node-id: cannot use 'one'");
+    }
+
+    @Test
+    void exporterWithoutTypeNamesTheSetting()
+    {
+        final Result result = launch("broker", "--sluice.broker.node-id=0", "--sluice.exporters.audit.path=/tmp/x",
+            "--sluice.data-dir=" + dataDir);
+
+        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        assertThat(result.oneLine()).startsWith("sluice: sluice.exporters.audit.type: required");
+    }
+
+    @Test
+    void gatewayPortInUseNamesTheSetting() throws IOException
+    {
+        try (ServerSocket busy = new ServerSocket(0))
+        {
+            final Result result = launch("gateway", "--server.port=" + busy.getLocalPort(), "--management.server.port=0");
+
+            assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+            assertThat(result.oneLine()).isEqualTo("sluice: server.port: port " + busy.getLocalPort() + " is already in use");
+        }
+    }
+
+    @Test
+    void brokerPortInUseNamesTheSetting() throws IOException
+    {
+        try (ServerSocket busy = new ServerSocket(0))
+        {
+            final String brokers = "127.0.0.1:" + busy.getLocalPort() + ",127.0.0.1:1,127.0.0.1:3";
+            final Result result = launch("broker", "--sluice.broker.node-id=0", "--sluice.cluster.brokers=" + brokers,
+                "--sluice.data-dir=" + dataDir);
+
+            assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+            assertThat(result.oneLine()).startsWith("sluice: sluice.cluster.brokers: ").contains(Integer.toString(busy.getLocalPort()));
+        }
+    }
+
+    static Result launch(final String... args)
+    {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final SluiceMain.Launch launch;
+        try (PrintStream err = new PrintStream(bytes, true, StandardCharsets.UTF_8))
+        {
+            launch = SluiceMain.launch(args, err);
+        }
+        if (launch.context() != null)
+        {
+            launch.context().close();
+        }
+        return new Result(launch.exitCode(), bytes.toString(StandardCharsets.UTF_8));
+    }
+
+    record Result(int exitCode, String err)
+    {
+        String oneLine()
+        {
+            assertThat(err.lines().count()).as(err).isEqualTo(1);
+            return err.strip();
+        }
+    }
+}
