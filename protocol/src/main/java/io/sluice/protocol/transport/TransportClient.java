@@ -14,8 +14,9 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
+import org.agrona.DeadlineTimerWheel;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
@@ -49,6 +50,13 @@ import static io.sluice.protocol.transport.TransportServer.describe;
 public final class TransportClient implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(TransportClient.class);
+
+    /**
+     * Deadlines are kept in a timer wheel per connection, swept every tick (~8 ms) while requests are in
+     * flight: scheduling one event-loop task per request cost more than half the throughput.
+     */
+    private static final long TIMEOUT_TICK_NS = 1L << 23;
+    private static final int TIMEOUT_TICKS_PER_WHEEL = 256;
 
     private final TransportConfig config;
     private final EventLoopGroup group;
@@ -94,7 +102,12 @@ public final class TransportClient implements AutoCloseable
         final Connection connection;
         try
         {
-            connection = peers.computeIfAbsent(remote, Peer::new).connection();
+            Peer peer = peers.get(remote);
+            if (peer == null)
+            {
+                peer = peers.computeIfAbsent(remote, Peer::new);
+            }
+            connection = peer.connection();
         }
         catch (final TransportException e)
         {
@@ -229,9 +242,13 @@ public final class TransportClient implements AutoCloseable
     }
 
     /** One TCP connection and its requests in flight; all mutable state below is owned by the channel's I/O thread. */
-    private final class Connection extends FrameDecoder
+    private final class Connection extends FrameDecoder implements DeadlineTimerWheel.TimerHandler
     {
         private final Peer peer;
+        private final DeadlineTimerWheel timeouts =
+            new DeadlineTimerWheel(TimeUnit.NANOSECONDS, System.nanoTime(), TIMEOUT_TICK_NS, TIMEOUT_TICKS_PER_WHEEL);
+        private final Long2LongHashMap correlationIdByTimerId = new Long2LongHashMap(-1);
+        private boolean sweepScheduled;
         private final Channel channel;
         private final ChannelFuture connectFuture;
         private final Long2ObjectHashMap<PendingRequest> pending = new Long2ObjectHashMap<>();
@@ -308,6 +325,8 @@ public final class TransportClient implements AutoCloseable
             pending.clear();
             pendingCount = 0;
             awaitingConnect.clear();
+            timeouts.clear();
+            correlationIdByTimerId.clear();
             for (final PendingRequest request : failed)
             {
                 request.fail(new PeerUnreachableException(reason + " (request " + request.correlationId + ")", cause));
@@ -330,15 +349,24 @@ public final class TransportClient implements AutoCloseable
                     ": limit " + config.maxInFlightPerConnection() + " (maxInFlightPerConnection) reached"));
                 return;
             }
-            final long delayNs = request.deadlineNs - System.nanoTime();
-            if (delayNs <= 0)
+            if (request.deadlineNs - System.nanoTime() <= 0)
             {
                 request.fail(request.timeoutException());
                 return;
             }
             pending.put(request.correlationId, request);
             pendingCount = pending.size();
-            request.timeout = channel.eventLoop().schedule(request::onTimeout, delayNs, TimeUnit.NANOSECONDS);
+            if (timeouts.timerCount() == 0)
+            {
+                timeouts.resetStartTime(System.nanoTime());
+            }
+            request.timerId = timeouts.scheduleTimer(request.deadlineNs);
+            correlationIdByTimerId.put(request.timerId, request.correlationId);
+            if (!sweepScheduled)
+            {
+                sweepScheduled = true;
+                channel.eventLoop().schedule(this::sweepTimeouts, TIMEOUT_TICK_NS, TimeUnit.NANOSECONDS);
+            }
             if (open)
             {
                 request.write(true);
@@ -349,14 +377,38 @@ public final class TransportClient implements AutoCloseable
             }
         }
 
-        /** On the I/O thread: the request's deadline passed. */
-        void onTimeout(final PendingRequest request)
+        /** On the I/O thread, every tick while requests are in flight: fails those whose deadline passed. */
+        private void sweepTimeouts()
         {
-            if (pending.remove(request.correlationId) == request)
+            sweepScheduled = false;
+            if (dead)
+            {
+                return;
+            }
+            final long now = System.nanoTime();
+            do
+            {
+                timeouts.poll(now, this, Integer.MAX_VALUE);
+            }
+            while (now >= timeouts.currentTickTime());
+            if (!pending.isEmpty())
+            {
+                sweepScheduled = true;
+                channel.eventLoop().schedule(this::sweepTimeouts, TIMEOUT_TICK_NS, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        /** On the I/O thread, from the sweep: one request's deadline passed. */
+        public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
+        {
+            final long correlationId = correlationIdByTimerId.remove(timerId);
+            final PendingRequest request = correlationId == -1 ? null : pending.remove(correlationId);
+            if (request != null)
             {
                 pendingCount = pending.size();
                 request.fail(request.timeoutException());
             }
+            return true;
         }
 
         @Override
@@ -371,6 +423,8 @@ public final class TransportClient implements AutoCloseable
                 return;
             }
             pendingCount = pending.size();
+            timeouts.cancelTimer(request.timerId);
+            correlationIdByTimerId.remove(request.timerId);
             final byte[] copy = new byte[length];
             message.getBytes(0, copy);
             request.complete(new UnsafeBuffer(copy));
@@ -408,7 +462,7 @@ public final class TransportClient implements AutoCloseable
         private final long deadlineNs;
         private final CompletableFuture<DirectBuffer> future = new CompletableFuture<>();
         private ByteBuf frame;
-        private ScheduledFuture<?> timeout;
+        private long timerId = DeadlineTimerWheel.NULL_DEADLINE;
 
         PendingRequest(
             final Connection connection, final long correlationId, final ByteBuf frame, final long startNs, final long timeoutNs)
@@ -423,11 +477,6 @@ public final class TransportClient implements AutoCloseable
         public void run()
         {
             connection.register(this);
-        }
-
-        void onTimeout()
-        {
-            connection.onTimeout(this);
         }
 
         void write(final boolean flush)
@@ -464,13 +513,11 @@ public final class TransportClient implements AutoCloseable
 
         void complete(final DirectBuffer response)
         {
-            cancelTimeout();
             future.complete(response);
         }
 
         void fail(final TransportException e)
         {
-            cancelTimeout();
             releaseFrame();
             future.completeExceptionally(e);
         }
@@ -479,16 +526,6 @@ public final class TransportClient implements AutoCloseable
         {
             return new RequestTimeoutException("request " + correlationId + " to " + describe(connection.peer.remote) +
                 " timed out after " + TimeUnit.NANOSECONDS.toMillis(deadlineNs - startNs) + " ms");
-        }
-
-        private void cancelTimeout()
-        {
-            final ScheduledFuture<?> scheduled = timeout;
-            timeout = null;
-            if (scheduled != null)
-            {
-                scheduled.cancel(false);
-            }
         }
     }
 }

@@ -101,6 +101,36 @@ class TransportClientTest
     }
 
     @Test
+    void mixedDeadlinesEachFailOnTimeIncludingOnesLongerThanATurnOfTheTimerWheel() throws Exception
+    {
+        final TransportServer server = start(NEVER_ANSWERS, 0);
+        final TransportClient client = client(config);
+        final InetSocketAddress address = addressOf(server);
+
+        final long start = System.nanoTime();
+        final List<CompletableFuture<DirectBuffer>> short200 = new ArrayList<>();
+        final List<CompletableFuture<DirectBuffer>> long60s = new ArrayList<>();
+        for (int i = 0; i < 100; i++)
+        {
+            short200.add(client.send(address, text("s" + i), Duration.ofMillis(200)));
+            long60s.add(client.send(address, text("l" + i), Duration.ofSeconds(60)));
+        }
+        final CompletableFuture<DirectBuffer> beyondOneTurn = client.send(address, text("w"), Duration.ofMillis(2_600));
+
+        for (final CompletableFuture<DirectBuffer> future : short200)
+        {
+            assertThatThrownBy(() -> future.get(20, TimeUnit.SECONDS)).cause().isInstanceOf(RequestTimeoutException.class);
+        }
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(195);
+        assertThat(beyondOneTurn).isNotDone();
+        assertThatThrownBy(() -> beyondOneTurn.get(20, TimeUnit.SECONDS)).cause().isInstanceOf(RequestTimeoutException.class);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(2_595);
+
+        assertThat(long60s).noneMatch(CompletableFuture::isDone);
+        assertThat(client.pendingRequests(address)).isEqualTo(100);
+    }
+
+    @Test
     void requestToDeadAddressFailsFastNotAtTheDeadline() throws Exception
     {
         final InetSocketAddress dead = InetSocketAddress.createUnresolved("127.0.0.1", freePort());

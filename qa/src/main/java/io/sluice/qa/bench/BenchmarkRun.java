@@ -1,0 +1,194 @@
+package io.sluice.qa.bench;
+
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.SerializationFeature;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The shared frame of a benchmark: parses {@code --quick}, collects parameters and figures, prints a short
+ * table and writes {@code qa/target/bench/NAME.json} as
+ * {@code {"name": ..., "params": {...}, "results": {"<figure>": <number>, ...}, "ratio": <number>}}.
+ * <p>
+ * A benchmark is a class {@code io.sluice.qa.bench.<CamelName>Benchmark} with a {@code main}; {@code qa/bench.sh NAME}
+ * finds it by that convention ({@code pause-fanout} → {@code PauseFanoutBenchmark}). Typical use:
+ * <pre>
+ * final BenchmarkRun run = BenchmarkRun.start("transport", args);
+ * run.param("window", 128);
+ * ... measure, honouring run.quick() ...
+ * run.result("project_round_trips_per_s", project).result("raw_round_trips_per_s", raw).ratio(project / raw);
+ * run.finish();
+ * </pre>
+ * Not thread-safe: drive it from the benchmark's main thread.
+ */
+public final class BenchmarkRun
+{
+    /** Where reports go; {@code bench.sh} sets it to the absolute {@code qa/target/bench}. */
+    public static final String OUTPUT_DIR_PROPERTY = "sluice.bench.dir";
+
+    private final String name;
+    private final boolean quick;
+    private final Map<String, Object> params = new LinkedHashMap<>();
+    private final Map<String, Number> results = new LinkedHashMap<>();
+    private Double ratio;
+    private final long startNs = System.nanoTime();
+
+    private BenchmarkRun(final String name, final boolean quick)
+    {
+        this.name = name;
+        this.quick = quick;
+    }
+
+    /**
+     * Parses the command line ({@code --quick} is the only option).
+     *
+     * @throws IllegalArgumentException naming an unknown argument.
+     */
+    public static BenchmarkRun start(final String name, final String[] args)
+    {
+        boolean quick = false;
+        for (final String arg : args)
+        {
+            if ("--quick".equals(arg))
+            {
+                quick = true;
+            }
+            else
+            {
+                throw new IllegalArgumentException("unknown argument '" + arg + "' (usage: bench.sh " + name + " [--quick])");
+            }
+        }
+        final BenchmarkRun run = new BenchmarkRun(name, quick);
+        run.param("quick", quick);
+        System.out.printf(Locale.ROOT, "benchmark %s%s: %d cores, java %s%n",
+            name, quick ? " (quick)" : "", Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+        return run;
+    }
+
+    public String name()
+    {
+        return name;
+    }
+
+    /** Shorter runs for smoke checks: the whole benchmark must finish in well under a minute. */
+    public boolean quick()
+    {
+        return quick;
+    }
+
+    /** Picks the quick or the full value of a setting, and records it as a parameter. */
+    public int choose(final String param, final int quickValue, final int fullValue)
+    {
+        final int value = quick ? quickValue : fullValue;
+        param(param, value);
+        return value;
+    }
+
+    public BenchmarkRun param(final String key, final Object value)
+    {
+        params.put(key, value);
+        return this;
+    }
+
+    public BenchmarkRun result(final String figure, final double value)
+    {
+        results.put(figure, round(value));
+        return this;
+    }
+
+    public BenchmarkRun result(final String figure, final long value)
+    {
+        results.put(figure, value);
+        return this;
+    }
+
+    /** The headline ratio against the in-run baseline. */
+    public BenchmarkRun ratio(final double value)
+    {
+        ratio = round(value);
+        return this;
+    }
+
+    /** Prints a progress line prefixed with the elapsed time. */
+    public void log(final String format, final Object... args)
+    {
+        System.out.printf(Locale.ROOT, "[%6.1fs] %s%n", (System.nanoTime() - startNs) / 1e9,
+            String.format(Locale.ROOT, format, args));
+    }
+
+    /** Prints the table and writes the JSON report; returns where it was written. */
+    public Path finish()
+    {
+        if (ratio == null)
+        {
+            throw new IllegalStateException("benchmark " + name + " set no ratio");
+        }
+        printTable();
+        final Map<String, Object> report = new LinkedHashMap<>();
+        report.put("name", name);
+        report.put("params", params);
+        report.put("results", results);
+        report.put("ratio", ratio);
+        final Path dir = Paths.get(System.getProperty(OUTPUT_DIR_PROPERTY, "qa/target/bench"));
+        final Path file = dir.resolve(name + ".json");
+        try
+        {
+            Files.createDirectories(dir);
+            final JsonMapper mapper = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
+            Files.writeString(file, mapper.writeValueAsString(report) + System.lineSeparator());
+        }
+        catch (final IOException e)
+        {
+            throw new IllegalStateException("cannot write benchmark report " + file + ": " + e.getMessage(), e);
+        }
+        System.out.println("report: " + file.toAbsolutePath().normalize());
+        return file;
+    }
+
+    private void printTable()
+    {
+        int width = "ratio".length();
+        for (final String key : results.keySet())
+        {
+            width = Math.max(width, key.length());
+        }
+        for (final String key : params.keySet())
+        {
+            width = Math.max(width, key.length());
+        }
+        final String row = "  %-" + width + "s  %s%n";
+        System.out.println();
+        System.out.println(name + (quick ? " (quick)" : ""));
+        System.out.printf(Locale.ROOT, row, "parameter", "value");
+        params.forEach((key, value) -> System.out.printf(Locale.ROOT, row, key, value));
+        System.out.printf(Locale.ROOT, row, "figure", "value");
+        results.forEach((key, value) -> System.out.printf(Locale.ROOT, row, key, format(value)));
+        System.out.printf(Locale.ROOT, row, "ratio", format(ratio));
+        System.out.println();
+    }
+
+    private static String format(final Number value)
+    {
+        if (value instanceof Double || value instanceof Float)
+        {
+            final double d = value.doubleValue();
+            return Math.abs(d) >= 1000 ? String.format(Locale.ROOT, "%,.0f", d) : String.format(Locale.ROOT, "%.3f", d);
+        }
+        return String.format(Locale.ROOT, "%,d", value.longValue());
+    }
+
+    private static double round(final double value)
+    {
+        if (Double.isNaN(value) || Double.isInfinite(value))
+        {
+            throw new IllegalArgumentException("benchmark figure is not a finite number: " + value);
+        }
+        return Math.abs(value) >= 1000 ? Math.rint(value) : Math.rint(value * 1000) / 1000;
+    }
+}
