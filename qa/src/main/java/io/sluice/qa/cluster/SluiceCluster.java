@@ -40,7 +40,7 @@ public final class SluiceCluster implements AutoCloseable
     /** Small heaps and a fast-starting JIT: the tests start many JVMs on 2 shared cores. */
     public static final List<String> DEFAULT_JVM_OPTIONS = List.of(
         "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto");
-    public static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(120);
+    public static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(180);
     public static final Duration FAILOVER_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration STOP_GRACE = Duration.ofSeconds(20);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
@@ -177,17 +177,20 @@ public final class SluiceCluster implements AutoCloseable
     public void startBroker(final int brokerId)
     {
         broker(brokerId).start();
+        log("started broker " + brokerId + " (pid " + broker(brokerId).pid() + ")");
     }
 
     public void startGateway()
     {
         gateway.start();
+        log("started gateway (pid " + gateway.pid() + "), client port " + clientPort + ", management port " + managementPort);
     }
 
     /** SIGKILL. */
     public void killBroker(final int brokerId)
     {
         broker(brokerId).kill();
+        log("SIGKILLed broker " + brokerId);
     }
 
     /** SIGTERM and a bounded wait; returns the exit code. */
@@ -200,23 +203,24 @@ public final class SluiceCluster implements AutoCloseable
     public void suspendBroker(final int brokerId)
     {
         broker(brokerId).suspend();
+        log("SIGSTOPped broker " + brokerId);
     }
 
     /** SIGCONT. */
     public void resumeBroker(final int brokerId)
     {
         broker(brokerId).resume();
+        log("SIGCONTed broker " + brokerId);
     }
 
     /** SIGKILL if running, then start again on the same data. */
     public void restartBroker(final int brokerId)
     {
-        final SluiceProcess broker = broker(brokerId);
-        if (broker.isAlive())
+        if (broker(brokerId).isAlive())
         {
-            broker.kill();
+            killBroker(brokerId);
         }
-        broker.start();
+        startBroker(brokerId);
     }
 
     /** Deletes {@code <data-dir>/broker-<id>/}; the broker must be down. */
@@ -227,6 +231,7 @@ public final class SluiceCluster implements AutoCloseable
             throw new IllegalStateException("broker " + brokerId + " is running; stop or kill it before deleting its data");
         }
         deleteRecursively(brokerDataDirectory(brokerId));
+        log("deleted " + brokerDataDirectory(brokerId));
     }
 
     public void killGateway()
@@ -247,11 +252,20 @@ public final class SluiceCluster implements AutoCloseable
 
     public void awaitReady(final Duration timeout)
     {
+        final long start = System.nanoTime();
         Await.until("gateway readiness UP at " + client.managementBase() + "/actuator/health/readiness", timeout, () ->
         {
             requireStartedChildrenAlive();
             return client.isReady();
         });
+        log("gateway ready after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
+    }
+
+    /** One line on the test's stdout (surefire keeps it per test class), prefixed with the run folder's name. */
+    public void log(final String line)
+    {
+        System.out.println("[sluice-qa " + runDirectory.getParent().getFileName() + "/" + runDirectory.getFileName() +
+            "] " + line);
     }
 
     /** Waits until every partition has exactly one leader, on a running broker, as the gateway reports it. */
@@ -262,7 +276,8 @@ public final class SluiceCluster implements AutoCloseable
 
     public ExportingStatus awaitLeaders(final Duration timeout)
     {
-        return Await.value("a leader on a running broker for each of partitions 1.." + partitionCount, timeout, () ->
+        final long start = System.nanoTime();
+        final ExportingStatus leaders = Await.value("a leader on a running broker for each of partitions 1.." + partitionCount, timeout, () ->
         {
             requireStartedChildrenAlive();
             final ExportingStatus status = client.exporting();
@@ -276,6 +291,8 @@ public final class SluiceCluster implements AutoCloseable
             }
             return Optional.of(status);
         });
+        log("leaders on running brokers after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
+        return leaders;
     }
 
     /** Waits until the gateway reports a known state (not UNKNOWN) for every pair of the broker. */
