@@ -16,30 +16,37 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /** A broker client that records admin requests and answers each as the test's responder decides. */
-final class FakeBrokerClient implements BrokerClient
+public final class FakeBrokerClient implements BrokerClient
 {
-    record AdminCall(PartitionReplica target, AdminRequestKind kind, long version, Duration timeout)
+    public record AdminCall(PartitionReplica target, AdminRequestKind kind, long version, Duration timeout)
     {
     }
 
-    interface Responder
+    public interface Responder
     {
         CompletableFuture<AdminResult> answer(AdminCall call);
     }
 
-    final Queue<AdminCall> calls = new ConcurrentLinkedQueue<>();
+    public final Queue<AdminCall> calls = new ConcurrentLinkedQueue<>();
     private volatile Responder responder = FakeBrokerClient::applied;
 
-    FakeBrokerClient respondWith(final Responder responder)
+    public FakeBrokerClient respondWith(final Responder responder)
     {
         this.responder = responder;
         return this;
     }
 
     /** The answer of a replica that applied the request. */
-    static CompletableFuture<AdminResult> applied(final AdminCall call)
+    public static CompletableFuture<AdminResult> applied(final AdminCall call)
     {
         return CompletableFuture.completedFuture(new AdminResult(call.target(), stateOf(call.kind()), call.version(), 10, 20));
+    }
+
+    /** Answers every request as applied, and forgets earlier calls. */
+    public void reset()
+    {
+        responder = FakeBrokerClient::applied;
+        calls.clear();
     }
 
     static ExportingState stateOf(final AdminRequestKind kind)

@@ -12,33 +12,40 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** A topology whose reachability and reported states a test sets directly. */
-final class FakeClusterTopology implements ClusterTopology
+public final class FakeClusterTopology implements ClusterTopology
 {
     private final PartitionDistribution distribution;
     private final Set<Integer> unreachable = ConcurrentHashMap.newKeySet();
     private final Map<PartitionReplica, BrokerTopology.PartitionStatus> statuses = new ConcurrentHashMap<>();
 
-    FakeClusterTopology(final PartitionDistribution distribution)
+    public FakeClusterTopology(final PartitionDistribution distribution)
     {
         this.distribution = distribution;
     }
 
-    static FakeClusterTopology threeBrokersSixPartitions()
+    public static FakeClusterTopology threeBrokersSixPartitions()
     {
         return new FakeClusterTopology(
             PartitionDistribution.of("127.0.0.1:26501,127.0.0.1:26511,127.0.0.1:26521", 6, 3));
     }
 
-    FakeClusterTopology unreachable(final int brokerId)
+    public FakeClusterTopology unreachable(final int brokerId)
     {
         unreachable.add(brokerId);
         return this;
     }
 
-    FakeClusterTopology report(final PartitionReplica replica, final BrokerTopology.PartitionStatus status)
+    public FakeClusterTopology report(final PartitionReplica replica, final BrokerTopology.PartitionStatus status)
     {
         statuses.put(replica, status);
         return this;
+    }
+
+    /** Every broker reachable again, nothing reported. */
+    public void reset()
+    {
+        unreachable.clear();
+        statuses.clear();
     }
 
     @Override
