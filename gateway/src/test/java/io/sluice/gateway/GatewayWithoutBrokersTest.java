@@ -108,6 +108,18 @@ class GatewayWithoutBrokersTest
     }
 
     @Test
+    void formTypedBodyFromBareCurlIsReadAsJson() throws Exception
+    {
+        // curl -d sends application/x-www-form-urlencoded: the body must still be parsed as the JSON it is.
+        final HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(api + "/v1/records"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"k\",\"payload\":{\"a\":\"x%20y\"}}")).build(),
+            HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
+    }
+
+    @Test
     void unknownPathAnswersJsonErrorWithMessage() throws Exception
     {
         final HttpResponse<String> response = get(api + "/v1/nothing");

@@ -15,6 +15,9 @@ public class GatewayProperties
     /** Largest accepted record payload, as JSON text. */
     private DataSize maxPayloadBytes = DataSize.ofMegabytes(1);
 
+    /** Largest accepted request body (one record or an array of them). */
+    private DataSize maxRequestBytes = DataSize.ofMegabytes(64);
+
     /** How often every broker is asked for its topology. */
     private Duration topologyPollInterval = Duration.ofMillis(500);
 
@@ -39,6 +42,16 @@ public class GatewayProperties
     public void setMaxPayloadBytes(final DataSize maxPayloadBytes)
     {
         this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    public DataSize getMaxRequestBytes()
+    {
+        return maxRequestBytes;
+    }
+
+    public void setMaxRequestBytes(final DataSize maxRequestBytes)
+    {
+        this.maxRequestBytes = maxRequestBytes;
     }
 
     public Duration getTopologyPollInterval()

@@ -7,6 +7,7 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportException;
+import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
@@ -14,13 +15,14 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,18 +45,23 @@ public class RecordsController
         .build();
     private final RecordsService records;
     private final long maxPayloadBytes;
+    private final long maxRequestBytes;
 
     public RecordsController(final RecordsService records, final GatewayProperties properties)
     {
         this.records = records;
         this.maxPayloadBytes = properties.getMaxPayloadBytes().toBytes();
+        this.maxRequestBytes = properties.getMaxRequestBytes().toBytes();
     }
 
-    /** Accepts any content type: the body is JSON whatever a bare {@code curl -d} claims. */
+    /**
+     * Accepts any content type: the body is JSON whatever a bare {@code curl -d} claims. The raw stream is
+     * read directly because Spring rebuilds a form-typed body from its decoded parameters.
+     */
     @PostMapping(path = "/v1/records", produces = MediaType.APPLICATION_JSON_VALUE)
-    public CompletableFuture<ResponseEntity<Object>> post(@RequestBody(required = false) final byte[] body)
+    public CompletableFuture<ResponseEntity<Object>> post(final HttpServletRequest request) throws IOException
     {
-        final JsonNode root = parse(body);
+        final JsonNode root = parse(readBody(request));
         final boolean isArray = root.isArray();
         final List<RecordsService.IncomingRecord> incoming = new ArrayList<>();
         if (isArray)
@@ -87,6 +94,20 @@ public class RecordsController
     {
         return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_JSON)
             .body(Map.of("error", e.error(), "message", e.getMessage()));
+    }
+
+    private byte[] readBody(final HttpServletRequest request) throws IOException
+    {
+        try (InputStream in = request.getInputStream())
+        {
+            final byte[] body = in.readNBytes((int)Math.min(Integer.MAX_VALUE - 8, maxRequestBytes + 1));
+            if (body.length > maxRequestBytes)
+            {
+                throw new InvalidRecordException("request_too_large", "the request body exceeds the maximum of " +
+                    maxRequestBytes + " bytes (sluice.gateway.max-request-bytes)");
+            }
+            return body;
+        }
     }
 
     private JsonNode parse(final byte[] body)
