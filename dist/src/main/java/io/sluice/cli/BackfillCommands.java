@@ -92,7 +92,15 @@ final class BackfillCommands implements Callable<Integer>
             final GatewayAnswer answer = gateway.connect(console).post(path.toString());
             if (!answer.isSuccess())
             {
-                return Answers.reportError(console, "backfill start " + exporterId, answer);
+                final int exitCode = Answers.reportError(console, "backfill start " + exporterId, answer);
+                final String registered = answer.json().path("backfillId").asString("");
+                if (!registered.isEmpty())
+                {
+                    // A partial start: some partitions were reset, their backfill runs and must be followed.
+                    console.err().println("admin: backfill " + registered + " was registered for the partitions"
+                        + " that answered; follow it with 'admin backfill status " + registered + " --watch'");
+                }
+                return exitCode;
             }
             if (gateway.output() == OutputFormat.json)
             {
@@ -102,25 +110,27 @@ final class BackfillCommands implements Callable<Integer>
 
             final JsonNode plan = answer.json();
             final String backfillId = plan.path("backfillId").asString("");
-            final Table ranges = new Table("PARTITION", "FROM (EXCL)", "TO", "RECORDS");
+            // Ranges are inclusive: [fromPosition, toPosition].
+            final Table ranges = new Table("PARTITION", "FROM", "TO", "POSITIONS");
             long records = 0;
             for (final JsonNode range : plan.path("ranges"))
             {
                 final long from = range.path("fromPosition").asLong();
                 final long to = range.path("toPosition").asLong();
-                records += Math.max(0, to - from);
-                ranges.row(range.path("partitionId").asInt(), from, to, Math.max(0, to - from));
+                final long length = Math.max(0, to - from + 1);
+                records += length;
+                ranges.row(range.path("partitionId").asInt(), from, to, length);
             }
             final int taskCount = plan.path("tasks").size();
             if (dryRun)
             {
                 console.out().println("dry run of backfill for exporter " + exporterId + ": " + ranges.size()
-                    + " ranges, ~" + records + " records, " + taskCount + " tasks; nothing changed");
+                    + " ranges, " + records + " positions, " + taskCount + " tasks; nothing changed");
             }
             else
             {
                 console.out().println("backfill " + backfillId + " started for exporter " + exporterId + ": "
-                    + ranges.size() + " ranges, ~" + records + " records, " + taskCount + " tasks");
+                    + ranges.size() + " ranges, " + records + " positions, " + taskCount + " tasks");
             }
             ranges.print(console.out());
             if (!dryRun && !backfillId.isEmpty())
@@ -226,18 +236,26 @@ final class BackfillCommands implements Callable<Integer>
             console.out().println("backfill " + progress.backfillId() + " of exporter "
                 + backfill.path("exporterId").asString("-") + ": " + progress.state() + ", "
                 + String.format("%.1f%%", progress.fraction() * 100) + " (" + progress.exportedRecords() + "/"
-                + progress.totalRecords() + " records)");
-            final Table table = new Table("TASK", "PARTITION", "FROM (EXCL)", "TO", "EXPORTED UP TO", "ATTEMPTS", "STATE");
+                + progress.totalRecords() + " positions)");
+            final Table table = new Table("TASK", "PARTITION", "FROM", "TO", "EXPORTED UP TO", "ATTEMPTS", "STATE", "FAILURE");
             int index = 0;
             for (final JsonNode task : backfill.path("tasks"))
             {
+                final JsonNode upTo = task.path("exportedUpTo");
                 table.row(task.path("taskId").asString(String.valueOf(index)), task.path("partitionId").asInt(),
                     task.path("fromPosition").asLong(), task.path("toPosition").asLong(),
-                    BackfillProgress.exportedUpTo(task), task.path("attempts").asInt(0),
-                    task.path("state").asString("-"));
+                    upTo.isNumber() && upTo.asLong() >= task.path("fromPosition").asLong() ? upTo.asLong() : "-",
+                    task.path("attempts").asInt(0), task.path("state").asString("-"),
+                    task.path("failureReason").asString(""));
                 index++;
             }
             table.print(console.out());
+            final JsonNode unavailable = backfill.path("unavailablePartitions");
+            if (unavailable.isArray() && !unavailable.isEmpty())
+            {
+                console.out().println("partitions without a reachable leader (their tasks are missing above): "
+                    + unavailable);
+            }
         }
     }
 

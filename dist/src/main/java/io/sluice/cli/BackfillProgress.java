@@ -3,9 +3,11 @@ package io.sluice.cli;
 import tools.jackson.databind.JsonNode;
 
 /**
- * A backfill's progress read from the gateway's JSON: its state, the records exported so far over all
- * tasks, the records in its ranges, and the fraction (the gateway's {@code progress} when given).
- * Records are counted as positions: a task covers (fromPosition, toPosition].
+ * A backfill's progress read from the gateway's JSON ({@code GET /actuator/backfills/{id}}): its state,
+ * the positions exported so far and to export over all tasks, and the fraction. The gateway's own
+ * totals ({@code exportedPositions}, {@code totalPositions}, {@code progress}) win; without them they are
+ * summed from the tasks, whose ranges are inclusive: a task covers [fromPosition, toPosition] and has
+ * exported up to {@code exportedUpTo}.
  */
 public record BackfillProgress(String backfillId, String state, long exportedRecords, long totalRecords, double fraction)
 {
@@ -16,21 +18,27 @@ public record BackfillProgress(String backfillId, String state, long exportedRec
         for (final JsonNode task : backfill.path("tasks"))
         {
             final long from = task.path("fromPosition").asLong(0);
-            final long to = task.path("toPosition").asLong(from);
-            final long upTo = Math.max(from, Math.min(to, exportedUpTo(task)));
-            total += Math.max(0, to - from);
-            exported += upTo - from;
+            final long to = task.path("toPosition").asLong(from - 1);
+            total += Math.max(0, to - from + 1);
+            final JsonNode upTo = task.path("exportedUpTo");
+            if (upTo.isNumber())
+            {
+                exported += Math.max(0, Math.min(to, upTo.asLong()) - from + 1);
+            }
+        }
+        if (backfill.path("exportedPositions").isNumber())
+        {
+            exported = backfill.path("exportedPositions").asLong();
+        }
+        if (backfill.path("totalPositions").isNumber())
+        {
+            total = backfill.path("totalPositions").asLong();
         }
         final String state = backfill.path("state").asString("UNKNOWN");
         double fraction;
-        final JsonNode progress = backfill.path("progress");
-        if (progress.isNumber())
+        if (backfill.path("progress").isNumber())
         {
-            fraction = progress.asDouble();
-        }
-        else if (progress.path("fraction").isNumber())
-        {
-            fraction = progress.path("fraction").asDouble();
+            fraction = backfill.path("progress").asDouble();
         }
         else
         {
@@ -38,21 +46,6 @@ public record BackfillProgress(String backfillId, String state, long exportedRec
         }
         fraction = Math.max(0.0, Math.min(1.0, fraction));
         return new BackfillProgress(backfill.path("backfillId").asString(""), state, exported, total, fraction);
-    }
-
-    /** A task's exported-up-to position ({@code exportedPosition}), or its start when it has none yet. */
-    static long exportedUpTo(final JsonNode task)
-    {
-        final long from = task.path("fromPosition").asLong(0);
-        for (final String name : new String[] {"exportedPosition", "exportedUpTo", "exportedUpToPosition"})
-        {
-            final JsonNode value = task.path(name);
-            if (value.isNumber())
-            {
-                return Math.max(from, value.asLong());
-            }
-        }
-        return from;
     }
 
     public boolean isTerminal()

@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /**
  * {@code backfill status ID --watch}: polls the backfill until a terminal state and shows a progress
- * bar (fraction, records/s, ETA). On a terminal the bar is redrawn in place with {@code \r}; otherwise
+ * bar (fraction, records/s, ETA; one position is one record). On a terminal the bar is redrawn in place with {@code \r}; otherwise
  * (logs, CI) one line is printed every {@link #LINE_INTERVAL} at most, and whenever the state changes.
  * A gateway that stops answering is tolerated for {@link #MAX_UNREACHABLE_POLLS} polls in a row.
  */

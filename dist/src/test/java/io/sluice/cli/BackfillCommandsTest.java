@@ -16,12 +16,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(60)
 class BackfillCommandsTest
 {
-    private static final String PLAN = "{\"backfillId\": \"bf-7\", "
-        + "\"ranges\": [{\"partitionId\": 1, \"fromPosition\": 119, \"toPosition\": 240},"
-        + " {\"partitionId\": 2, \"fromPosition\": 0, \"toPosition\": 80}],"
-        + " \"tasks\": [{\"taskId\": \"bf-7-0\", \"partitionId\": 1, \"fromPosition\": 119, \"toPosition\": 180},"
-        + " {\"taskId\": \"bf-7-1\", \"partitionId\": 1, \"fromPosition\": 180, \"toPosition\": 240},"
-        + " {\"taskId\": \"bf-7-2\", \"partitionId\": 2, \"fromPosition\": 0, \"toPosition\": 80}]}";
+    /** The shape of the gateway's BackfillView: inclusive ranges, totals, tasks with exportedUpTo. */
+    private static final String PLAN = "{\"backfillId\": \"bf-7\", \"exporterId\": \"file\", \"state\": \"PENDING\","
+        + " \"progress\": 0.0, \"exportedPositions\": 0, \"totalPositions\": 202,"
+        + " \"ranges\": [{\"partitionId\": 1, \"fromPosition\": 119, \"toPosition\": 240},"
+        + " {\"partitionId\": 2, \"fromPosition\": 1, \"toPosition\": 80}],"
+        + " \"tasks\": [{\"taskId\": 0, \"partitionId\": 1, \"fromPosition\": 119, \"toPosition\": 180},"
+        + " {\"taskId\": 1, \"partitionId\": 1, \"fromPosition\": 181, \"toPosition\": 240},"
+        + " {\"taskId\": 2, \"partitionId\": 2, \"fromPosition\": 1, \"toPosition\": 80}]}";
 
     private FakeGateway gateway;
 
@@ -50,7 +52,7 @@ class BackfillCommandsTest
         assertThat(post.query()).isEqualTo("backfillTaskCount=3");
         assertThat(post.body()).isEmpty();
         assertThat(run.out())
-            .contains("backfill bf-7 started for exporter file: 2 ranges, ~201 records, 3 tasks")
+            .contains("backfill bf-7 started for exporter file: 2 ranges, 202 positions, 3 tasks")
             .contains("admin backfill status bf-7 --watch");
     }
 
@@ -95,6 +97,20 @@ class BackfillCommandsTest
     }
 
     @Test
+    void aPartialStartFailsAndNamesTheRegisteredBackfillToFollow()
+    {
+        gateway.on("POST", "/actuator/exporters/file/resetToLatestAndBackfill", FakeGateway.Reply.json(503,
+            "{\"error\": \"Service Unavailable\", \"message\": \"partition 3: no leader\", \"backfillId\": \"bf-8\","
+                + " \"failures\": [\"partition 3: no leader\"], \"ranges\": [], \"tasks\": [],"
+                + " \"unavailablePartitions\": [3]}"));
+
+        final CliRun run = CliRun.run("backfill", "start", "file", "--gateway", gateway.url());
+
+        assertThat(run.exitCode()).isEqualTo(ExitCode.FAILED);
+        assertThat(run.err()).contains("partition 3: no leader").contains("admin backfill status bf-8 --watch");
+    }
+
+    @Test
     void badTaskCountIsRefusedBeforeAnyCall()
     {
         assertThat(CliRun.run("backfill", "start", "file", "--tasks", "0", "--gateway", gateway.url()).exitCode())
@@ -111,7 +127,7 @@ class BackfillCommandsTest
     void statusListsEveryBackfill()
     {
         gateway.on("GET", "/actuator/backfills", FakeGateway.Reply.json(200,
-            "[" + backfill("bf-6", "SUCCEEDED", 80, 80) + "," + backfill("bf-7", "RUNNING", 20, 80) + "]"));
+            "{\"backfills\": [" + backfill("bf-7", "RUNNING", 20, 80) + "," + backfill("bf-6", "SUCCEEDED", 80, 80) + "]}"));
 
         final CliRun run = CliRun.run("backfill", "status", "--gateway", gateway.url());
 
@@ -127,7 +143,7 @@ class BackfillCommandsTest
         final CliRun run = CliRun.run("backfill", "status", "bf-7", "--gateway", gateway.url());
 
         assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCode.SUCCEEDED);
-        assertThat(run.out()).contains("backfill bf-7 of exporter file: RUNNING, 25.0% (20/80 records)")
+        assertThat(run.out()).contains("backfill bf-7 of exporter file: RUNNING, 25.0% (20/80 positions)")
             .contains("EXPORTED UP TO");
     }
 
@@ -218,12 +234,14 @@ class BackfillCommandsTest
             .isEqualTo(ExitCode.REFUSED);
     }
 
-    /** A backfill of one task over (0, total], exported up to {@code exported}. */
+    /** A backfill of one task over [1, total], exported up to {@code exported}, as the gateway shows it. */
     static String backfill(final String id, final String state, final long exported, final long total)
     {
         return "{\"backfillId\": \"" + id + "\", \"exporterId\": \"file\", \"state\": \"" + state + "\", "
-            + "\"progress\": " + ((double)exported / total) + ", \"tasks\": [{\"taskId\": \"" + id + "-0\", "
-            + "\"partitionId\": 2, \"fromPosition\": 0, \"toPosition\": " + total + ", \"exportedPosition\": "
-            + exported + ", \"attempts\": 1, \"state\": \"" + state + "\"}]}";
+            + "\"progress\": " + ((double)exported / total) + ", \"ratePerSecond\": 1.0, \"exportedPositions\": "
+            + exported + ", \"totalPositions\": " + total + ", \"ranges\": [{\"partitionId\": 2, \"fromPosition\": 1, "
+            + "\"toPosition\": " + total + "}], \"tasks\": [{\"taskId\": 0, \"partitionId\": 2, \"state\": \"" + state
+            + "\", \"fromPosition\": 1, \"toPosition\": " + total + ", \"exportedUpTo\": " + exported
+            + ", \"attempts\": 1, \"progress\": " + ((double)exported / total) + "}], \"unavailablePartitions\": []}";
     }
 }
