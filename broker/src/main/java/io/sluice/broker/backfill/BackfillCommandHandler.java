@@ -1,0 +1,299 @@
+package io.sluice.broker.backfill;
+
+import io.sluice.protocol.codecs.BackfillRequestDecoder;
+import io.sluice.protocol.codecs.BackfillState;
+import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
+import io.sluice.protocol.codecs.BackfillStatusResponseEncoder;
+import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.message.ErrorResponseWriter;
+import io.sluice.protocol.message.SbeMessages;
+import io.sluice.protocol.transport.MessageWriter;
+import io.sluice.protocol.transport.ResponseChannel;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Serves one partition's backfill API on its leader: BackfillRequest (propose the registration, answer the
+ * tasks the apply created), BackfillStatusRequest (answer from the registry) and CancelBackfillRequest
+ * (propose the cancel, answer the tasks after it), each answered with a BackfillStatusResponse or an
+ * ErrorResponse (INVALID_ARGUMENT, EXPORTER_NOT_FOUND, CONFLICT, MALFORMED_REQUEST, or what the replication
+ * failed with). The caller (the command API) checks leadership and the partition id first.
+ * <p>
+ * While the partition's exporting is paused, unfinished tasks are reported PENDING.
+ * <p>
+ * Thread-safe: requests are decoded on the calling (transport) thread with fresh decoders, answers are
+ * encoded when the transport writes them.
+ */
+public final class BackfillCommandHandler
+{
+    private static final Logger LOG = LoggerFactory.getLogger(BackfillCommandHandler.class);
+
+    private final int brokerId;
+    private final int partitionId;
+    private final BackfillRegistry registry;
+    private final Set<String> exporterIds;
+    private final BackfillReplicator replicator;
+    private final BooleanSupplier exportingPaused;
+    private final Clock clock;
+
+    /**
+     * @param exporterIds     the exporters configured on the partition; a registration of another is refused.
+     * @param replicator      proposes an entry and completes once this replica applied it.
+     * @param exportingPaused whether the partition's exporting is paused now (hard pause).
+     */
+    public BackfillCommandHandler(
+        final int brokerId,
+        final int partitionId,
+        final BackfillRegistry registry,
+        final Set<String> exporterIds,
+        final BackfillReplicator replicator,
+        final BooleanSupplier exportingPaused,
+        final Clock clock)
+    {
+        this.brokerId = brokerId;
+        this.partitionId = partitionId;
+        this.registry = registry;
+        this.exporterIds = Set.copyOf(exporterIds);
+        this.replicator = replicator;
+        this.exportingPaused = exportingPaused;
+        this.clock = clock;
+    }
+
+    /** Whether the template is one this handler serves. */
+    public static boolean handles(final int templateId)
+    {
+        return templateId == BackfillRequestDecoder.TEMPLATE_ID || templateId == BackfillStatusRequestDecoder.TEMPLATE_ID ||
+            templateId == CancelBackfillRequestDecoder.TEMPLATE_ID;
+    }
+
+    /** Handles one request; answers exactly once, now or when the proposed entry is applied. */
+    public void onRequest(final DirectBuffer buffer, final int offset, final int length, final ResponseChannel response)
+    {
+        final int templateId = SbeMessages.templateIdOf(buffer, offset, length);
+        try
+        {
+            final UnsafeBuffer view = new UnsafeBuffer(buffer, offset, length);
+            final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(view, 0);
+            final int body = MessageHeaderDecoder.ENCODED_LENGTH;
+            if (templateId == BackfillRequestDecoder.TEMPLATE_ID)
+            {
+                final BackfillRequestDecoder d = new BackfillRequestDecoder()
+                    .wrap(view, body, header.blockLength(), header.version());
+                final int partition = d.partitionId();
+                final int taskCount = d.taskCount();
+                final int firstTaskId = d.firstTaskId();
+                final String backfillId = string(view, d.limit(), length);
+                d.skipBackfillId();
+                final String exporterId = string(view, d.limit(), length);
+                onStart(partition, backfillId, exporterId, taskCount, firstTaskId, response);
+            }
+            else if (templateId == BackfillStatusRequestDecoder.TEMPLATE_ID)
+            {
+                final BackfillStatusRequestDecoder d = new BackfillStatusRequestDecoder()
+                    .wrap(view, body, header.blockLength(), header.version());
+                final int partition = d.partitionId();
+                final String backfillId = string(view, d.limit(), length);
+                if (checkPartition(partition, response))
+                {
+                    response.respond(tasksAnswer(registry.tasksOf(backfillId)));
+                }
+            }
+            else if (templateId == CancelBackfillRequestDecoder.TEMPLATE_ID)
+            {
+                final CancelBackfillRequestDecoder d = new CancelBackfillRequestDecoder()
+                    .wrap(view, body, header.blockLength(), header.version());
+                final int partition = d.partitionId();
+                final String backfillId = string(view, d.limit(), length);
+                onCancel(partition, backfillId, response);
+            }
+            else
+            {
+                response.respond(error(ErrorCode.MALFORMED_REQUEST,
+                    "not a backfill request: " + SbeMessages.describe(buffer, offset, length)));
+            }
+        }
+        catch (final RuntimeException e)
+        {
+            response.respond(error(ErrorCode.MALFORMED_REQUEST, "malformed backfill request: " + e.getMessage()));
+        }
+    }
+
+    private void onStart(final int partition, final String backfillId, final String exporterId, final int taskCount,
+        final int firstTaskId, final ResponseChannel response)
+    {
+        if (!checkPartition(partition, response))
+        {
+            return;
+        }
+        if (backfillId.isEmpty() || taskCount < 1 || taskCount > BackfillRegistry.MAX_TASKS_PER_PARTITION)
+        {
+            response.respond(error(ErrorCode.INVALID_ARGUMENT, "a backfill needs an id and 1.." +
+                BackfillRegistry.MAX_TASKS_PER_PARTITION + " tasks, was id '" + backfillId + "' with " + taskCount));
+            return;
+        }
+        if (!exporterIds.contains(exporterId))
+        {
+            response.respond(error(ErrorCode.EXPORTER_NOT_FOUND,
+                "unknown exporter '" + exporterId + "' (configured: " + exporterIds + ")"));
+            return;
+        }
+        final String conflict = unfinishedBackfillOf(exporterId, backfillId);
+        if (conflict != null)
+        {
+            response.respond(error(ErrorCode.CONFLICT, "exporter " + exporterId + " has an unfinished backfill " + conflict));
+            return;
+        }
+        final BackfillEntry.Register entry =
+            new BackfillEntry.Register(backfillId, exporterId, taskCount, firstTaskId, clock.millis());
+        propose(entry, response, () ->
+        {
+            final List<BackfillTask> tasks = registry.tasksOf(backfillId);
+            if (tasks.isEmpty())
+            {
+                // refused at apply: another backfill of the exporter registered in between
+                final String raced = unfinishedBackfillOf(exporterId, backfillId);
+                return error(ErrorCode.CONFLICT, "exporter " + exporterId + " has an unfinished backfill " + raced);
+            }
+            LOG.info("partition {} on broker {}: backfill {} of exporter {} registered, {} tasks over ({}, {}]",
+                partitionId, brokerId, backfillId, exporterId, tasks.size(), tasks.get(0).fromPosition() - 1,
+                tasks.get(tasks.size() - 1).toPosition());
+            return tasksAnswer(tasks);
+        });
+    }
+
+    private void onCancel(final int partition, final String backfillId, final ResponseChannel response)
+    {
+        if (!checkPartition(partition, response))
+        {
+            return;
+        }
+        if (registry.tasksOf(backfillId).stream().allMatch(BackfillTask::isFinished) || backfillId.isEmpty())
+        {
+            response.respond(tasksAnswer(backfillId.isEmpty() ? List.of() : registry.tasksOf(backfillId)));
+            return; // nothing to cancel here (unknown or finished): no entry needed
+        }
+        propose(new BackfillEntry.Cancel(backfillId, clock.millis()), response,
+            () -> tasksAnswer(registry.tasksOf(backfillId)));
+    }
+
+    private void propose(
+        final BackfillEntry entry, final ResponseChannel response, final java.util.function.Supplier<MessageWriter> answer)
+    {
+        final CompletableFuture<?> applied;
+        try
+        {
+            applied = replicator.replicate(entry);
+        }
+        catch (final RuntimeException e)
+        {
+            response.respond(error(ErrorCode.UNAVAILABLE, "could not propose " + describe(entry) + ": " + e.getMessage()));
+            return;
+        }
+        applied.whenComplete((ignored, failure) ->
+        {
+            if (failure == null)
+            {
+                response.respond(answer.get());
+            }
+            else
+            {
+                final Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
+                response.respond(error(ErrorCode.UNAVAILABLE,
+                    "could not replicate " + describe(entry) + ": " + cause.getMessage()));
+            }
+        });
+    }
+
+    private String unfinishedBackfillOf(final String exporterId, final String exceptBackfillId)
+    {
+        for (final BackfillTask task : registry.unfinishedTasks())
+        {
+            if (task.exporterId().equals(exporterId) && !task.backfillId().equals(exceptBackfillId))
+            {
+                return task.backfillId();
+            }
+        }
+        return null;
+    }
+
+    private boolean checkPartition(final int partition, final ResponseChannel response)
+    {
+        if (partition != partitionId)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.PARTITION_NOT_FOUND, partition,
+                ErrorResponseWriter.NO_LEADER, "broker " + brokerId + ": request for partition " + partition +
+                    " reached the handler of partition " + partitionId));
+            return false;
+        }
+        return true;
+    }
+
+    private ErrorResponseWriter error(final ErrorCode code, final String message)
+    {
+        return ErrorResponseWriter.of(code, partitionId, ErrorResponseWriter.NO_LEADER,
+            "partition " + partitionId + " on broker " + brokerId + ": " + message);
+    }
+
+    /** A BackfillStatusResponse listing the tasks, encoded now into its own bytes. */
+    public MessageWriter tasksAnswer(final List<BackfillTask> tasks)
+    {
+        final boolean paused = exportingPaused.getAsBoolean();
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 + tasks.size() * 128);
+        final BackfillStatusResponseEncoder encoder = new BackfillStatusResponseEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .partitionId(partitionId);
+        final BackfillStatusResponseEncoder.TasksEncoder group = encoder.tasksCount(tasks.size());
+        for (final BackfillTask task : tasks)
+        {
+            group.next()
+                .taskId(task.taskId())
+                .state(BackfillState.get((short)task.reportedState(paused).code()))
+                .fromPosition(task.fromPosition())
+                .toPosition(task.toPosition())
+                .exportedUpTo(task.exportedUpTo())
+                .attempts(task.attempts())
+                .createdAtMs(task.createdAtMs())
+                .updatedAtMs(task.updatedAtMs())
+                .backfillId(task.backfillId())
+                .exporterId(task.exporterId())
+                .failureReason(task.failureReason());
+        }
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+        return MessageWriter.of(buffer, 0, length);
+    }
+
+    /** Reads a var-data string after checking its length against the request's bytes. */
+    private static String string(final DirectBuffer view, final int limit, final int length)
+    {
+        final long dataLength = view.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL;
+        if (limit + Integer.BYTES + dataLength > length || dataLength > BackfillCodec.MAX_STRING_BYTES)
+        {
+            throw new IllegalArgumentException("a text field of " + dataLength + " bytes runs past the " + length +
+                "-byte request");
+        }
+        final byte[] bytes = new byte[(int)dataLength];
+        view.getBytes(limit + Integer.BYTES, bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static String describe(final BackfillEntry entry)
+    {
+        return entry.getClass().getSimpleName().toLowerCase() + " of " +
+            (entry instanceof BackfillEntry.Register r ? "backfill " + r.backfillId() :
+                entry instanceof BackfillEntry.Cancel c ? "backfill " + c.backfillId() : "backfill");
+    }
+}
