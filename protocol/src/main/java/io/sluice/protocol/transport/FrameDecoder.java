@@ -60,7 +60,7 @@ abstract class FrameDecoder extends ByteToMessageDecoder
             Frames.wrap(view, in, messageIndex, messageLength);
             try
             {
-                onMessage(ctx, correlationId, view, messageLength);
+                onMessage(ctx, correlationId, in, messageIndex, view, messageLength);
             }
             finally
             {
@@ -69,6 +69,10 @@ abstract class FrameDecoder extends ByteToMessageDecoder
         }
     }
 
-    /** The view is valid only during the call. */
-    protected abstract void onMessage(ChannelHandlerContext ctx, long correlationId, UnsafeBuffer message, int length);
+    /**
+     * One message: {@code length} bytes at {@code index} of {@code frames}, also wrapped by {@code message} from
+     * offset 0. Both are valid only during the call.
+     */
+    protected abstract void onMessage(
+        ChannelHandlerContext ctx, long correlationId, ByteBuf frames, int index, UnsafeBuffer message, int length);
 }

@@ -14,9 +14,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
-import org.agrona.DeadlineTimerWheel;
 import org.agrona.DirectBuffer;
-import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
@@ -28,7 +26,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,16 +49,17 @@ public final class TransportClient implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(TransportClient.class);
 
     /**
-     * Deadlines are kept in a timer wheel per connection, swept every tick (~8 ms) while requests are in
-     * flight: scheduling one event-loop task per request cost more than half the throughput.
+     * Deadlines are checked by one sweep of a connection's pending requests every tick while any are in
+     * flight, so a request fails at most a tick late: scheduling one event-loop task per request cost more
+     * than half the throughput.
      */
-    private static final long TIMEOUT_TICK_NS = 1L << 23;
-    private static final int TIMEOUT_TICKS_PER_WHEEL = 256;
+    private static final long TIMEOUT_TICK_NS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final TransportConfig config;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
-    private final ConcurrentHashMap<InetSocketAddress, Peer> peers = new ConcurrentHashMap<>();
+    /** Copy-on-write, scanned on every send: a cluster has few peers, and unresolved addresses hash slowly. */
+    private volatile Peer[] peers = new Peer[0];
     private final AtomicLong correlationIds = new AtomicLong();
     private volatile boolean closed;
 
@@ -102,12 +100,7 @@ public final class TransportClient implements AutoCloseable
         final Connection connection;
         try
         {
-            Peer peer = peers.get(remote);
-            if (peer == null)
-            {
-                peer = peers.computeIfAbsent(remote, Peer::new);
-            }
-            connection = peer.connection();
+            connection = peerOf(remote).connection();
         }
         catch (final TransportException e)
         {
@@ -141,7 +134,7 @@ public final class TransportClient implements AutoCloseable
     /** True when a connection to the remote is open now. */
     public boolean isConnected(final InetSocketAddress remote)
     {
-        final Peer peer = peers.get(remote);
+        final Peer peer = findPeer(remote);
         final Connection connection = peer == null ? null : peer.current;
         return connection != null && connection.channel.isActive();
     }
@@ -149,7 +142,7 @@ public final class TransportClient implements AutoCloseable
     /** Requests sent to the remote and not yet answered, failed or timed out. */
     public int pendingRequests(final InetSocketAddress remote)
     {
-        final Peer peer = peers.get(remote);
+        final Peer peer = findPeer(remote);
         final Connection connection = peer == null ? null : peer.current;
         return connection == null ? 0 : connection.pendingCount;
     }
@@ -164,7 +157,7 @@ public final class TransportClient implements AutoCloseable
         }
         closed = true;
         final List<ChannelFuture> closing = new ArrayList<>();
-        for (final Peer peer : peers.values())
+        for (final Peer peer : peers)
         {
             final Connection connection = peer.current;
             if (connection != null)
@@ -182,10 +175,54 @@ public final class TransportClient implements AutoCloseable
         }
     }
 
+    private Peer findPeer(final InetSocketAddress remote)
+    {
+        final Peer[] snapshot = peers;
+        for (final Peer peer : snapshot)
+        {
+            if (peer.remote == remote)
+            {
+                return peer;
+            }
+        }
+        final String host = remote.getHostString();
+        final int port = remote.getPort();
+        for (final Peer peer : snapshot)
+        {
+            if (peer.port == port && peer.host.equals(host))
+            {
+                return peer;
+            }
+        }
+        return null;
+    }
+
+    private Peer peerOf(final InetSocketAddress remote)
+    {
+        final Peer peer = findPeer(remote);
+        return peer != null ? peer : addPeer(remote);
+    }
+
+    private synchronized Peer addPeer(final InetSocketAddress remote)
+    {
+        final Peer existing = findPeer(remote);
+        if (existing != null)
+        {
+            return existing;
+        }
+        final Peer peer = new Peer(remote);
+        final Peer[] grown = java.util.Arrays.copyOf(peers, peers.length + 1);
+        grown[grown.length - 1] = peer;
+        peers = grown;
+        return peer;
+    }
+
     /** Connection state towards one remote address: the current connection and the reconnect backoff. */
     private final class Peer
     {
         private final InetSocketAddress remote;
+        private final String host;
+        private final int port;
         private volatile Connection current;
         private long retryAtNs;
         private long backoffNs;
@@ -193,6 +230,8 @@ public final class TransportClient implements AutoCloseable
         Peer(final InetSocketAddress remote)
         {
             this.remote = remote;
+            this.host = remote.getHostString();
+            this.port = remote.getPort();
             this.backoffNs = config.reconnectBackoff().toNanos();
         }
 
@@ -242,12 +281,10 @@ public final class TransportClient implements AutoCloseable
     }
 
     /** One TCP connection and its requests in flight; all mutable state below is owned by the channel's I/O thread. */
-    private final class Connection extends FrameDecoder implements DeadlineTimerWheel.TimerHandler
+    private final class Connection extends FrameDecoder
     {
         private final Peer peer;
-        private final DeadlineTimerWheel timeouts =
-            new DeadlineTimerWheel(TimeUnit.NANOSECONDS, System.nanoTime(), TIMEOUT_TICK_NS, TIMEOUT_TICKS_PER_WHEEL);
-        private final Long2LongHashMap correlationIdByTimerId = new Long2LongHashMap(-1);
+        private final List<PendingRequest> expired = new ArrayList<>();
         private boolean sweepScheduled;
         private final Channel channel;
         private final ChannelFuture connectFuture;
@@ -325,8 +362,6 @@ public final class TransportClient implements AutoCloseable
             pending.clear();
             pendingCount = 0;
             awaitingConnect.clear();
-            timeouts.clear();
-            correlationIdByTimerId.clear();
             for (final PendingRequest request : failed)
             {
                 request.fail(new PeerUnreachableException(reason + " (request " + request.correlationId + ")", cause));
@@ -356,12 +391,6 @@ public final class TransportClient implements AutoCloseable
             }
             pending.put(request.correlationId, request);
             pendingCount = pending.size();
-            if (timeouts.timerCount() == 0)
-            {
-                timeouts.resetStartTime(System.nanoTime());
-            }
-            request.timerId = timeouts.scheduleTimer(request.deadlineNs);
-            correlationIdByTimerId.put(request.timerId, request.correlationId);
             if (!sweepScheduled)
             {
                 sweepScheduled = true;
@@ -386,11 +415,21 @@ public final class TransportClient implements AutoCloseable
                 return;
             }
             final long now = System.nanoTime();
-            do
+            for (final PendingRequest request : pending.values())
             {
-                timeouts.poll(now, this, Integer.MAX_VALUE);
+                if (request.deadlineNs - now <= 0)
+                {
+                    expired.add(request);
+                }
             }
-            while (now >= timeouts.currentTickTime());
+            for (int i = 0, size = expired.size(); i < size; i++)
+            {
+                final PendingRequest request = expired.get(i);
+                pending.remove(request.correlationId);
+                pendingCount = pending.size();
+                request.fail(request.timeoutException());
+            }
+            expired.clear();
             if (!pending.isEmpty())
             {
                 sweepScheduled = true;
@@ -398,22 +437,15 @@ public final class TransportClient implements AutoCloseable
             }
         }
 
-        /** On the I/O thread, from the sweep: one request's deadline passed. */
-        public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
-        {
-            final long correlationId = correlationIdByTimerId.remove(timerId);
-            final PendingRequest request = correlationId == -1 ? null : pending.remove(correlationId);
-            if (request != null)
-            {
-                pendingCount = pending.size();
-                request.fail(request.timeoutException());
-            }
-            return true;
-        }
 
         @Override
         protected void onMessage(
-            final ChannelHandlerContext ctx, final long correlationId, final UnsafeBuffer message, final int length)
+            final ChannelHandlerContext ctx,
+            final long correlationId,
+            final ByteBuf frames,
+            final int index,
+            final UnsafeBuffer message,
+            final int length)
         {
             final PendingRequest request = pending.remove(correlationId);
             if (request == null)
@@ -423,10 +455,8 @@ public final class TransportClient implements AutoCloseable
                 return;
             }
             pendingCount = pending.size();
-            timeouts.cancelTimer(request.timerId);
-            correlationIdByTimerId.remove(request.timerId);
             final byte[] copy = new byte[length];
-            message.getBytes(0, copy);
+            frames.getBytes(index, copy);
             request.complete(new UnsafeBuffer(copy));
         }
 
@@ -462,7 +492,6 @@ public final class TransportClient implements AutoCloseable
         private final long deadlineNs;
         private final CompletableFuture<DirectBuffer> future = new CompletableFuture<>();
         private ByteBuf frame;
-        private long timerId = DeadlineTimerWheel.NULL_DEADLINE;
 
         PendingRequest(
             final Connection connection, final long correlationId, final ByteBuf frame, final long startNs, final long timeoutNs)

@@ -151,7 +151,12 @@ public final class TransportServer implements AutoCloseable
         }
 
         protected void onMessage(
-            final ChannelHandlerContext ctx, final long correlationId, final UnsafeBuffer message, final int length)
+            final ChannelHandlerContext ctx,
+            final long correlationId,
+            final ByteBuf frames,
+            final int index,
+            final UnsafeBuffer message,
+            final int length)
         {
             final Response response = new Response(channel, correlationId, config.maxMessageLength());
             try

@@ -69,8 +69,8 @@ public final class TransportBenchmark
     {
         final BenchmarkRun run = BenchmarkRun.start("transport", args);
         final int window = run.choose("window", 128, 128);
-        final int warmupSeconds = run.choose("warmup_s", 3, 10);
-        final int measureSeconds = run.choose("measure_s", 4, 10);
+        final int warmupSeconds = run.choose("warmup_s", 5, 15);
+        final int measureSeconds = run.choose("measure_s", 5, 10);
         final int rounds = run.choose("rounds", 1, 3);
         run.param("transport", Epoll.isAvailable() ? "epoll" : "nio");
         run.param("request_frame_bytes", FrameDescriptor.HEADER_LENGTH + AdminRequests.LENGTH);
@@ -86,18 +86,27 @@ public final class TransportBenchmark
             raw.measure(Duration.ofSeconds(warmupSeconds));
 
             final double[] projectRates = new double[rounds];
+            final double[] projectCpu = new double[rounds];
             final double[] rawRates = new double[rounds];
+            final double[] rawCpu = new double[rounds];
             for (int r = 0; r < rounds; r++)
             {
-                projectRates[r] = project.measure(Duration.ofSeconds(measureSeconds));
-                run.log("round %d: project %,.0f round trips/s", r + 1, projectRates[r]);
-                rawRates[r] = raw.measure(Duration.ofSeconds(measureSeconds));
-                run.log("round %d: raw     %,.0f round trips/s", r + 1, rawRates[r]);
+                final Sample projectSample = project.measure(Duration.ofSeconds(measureSeconds));
+                projectRates[r] = projectSample.roundTripsPerSecond();
+                projectCpu[r] = projectSample.cpuMicrosPerRoundTrip();
+                run.log("round %d: project %,10.0f round trips/s, %.2f us CPU each", r + 1, projectRates[r], projectCpu[r]);
+                final Sample rawSample = raw.measure(Duration.ofSeconds(measureSeconds));
+                rawRates[r] = rawSample.roundTripsPerSecond();
+                rawCpu[r] = rawSample.cpuMicrosPerRoundTrip();
+                run.log("round %d: raw     %,10.0f round trips/s, %.2f us CPU each", r + 1, rawRates[r], rawCpu[r]);
             }
             final double projectRate = Stats.median(projectRates);
             final double rawRate = Stats.median(rawRates);
             run.result("project_round_trips_per_s", projectRate)
                 .result("raw_round_trips_per_s", rawRate)
+                .result("project_cpu_us_per_round_trip", Stats.median(projectCpu))
+                .result("raw_cpu_us_per_round_trip", Stats.median(rawCpu))
+                .result("load_average", java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())
                 .ratio(projectRate / rawRate);
         }
         finally
@@ -108,10 +117,19 @@ public final class TransportBenchmark
         run.finish();
     }
 
+    /** Round trips per second, and CPU time of the whole JVM per round trip (less sensitive to a busy machine). */
+    private record Sample(double roundTripsPerSecond, double cpuMicrosPerRoundTrip)
+    {
+        static Sample of(final long count, final long elapsedNs, final long cpuNs)
+        {
+            return new Sample(Stats.perSecond(count, elapsedNs), cpuNs / 1000.0 / Math.max(1, count));
+        }
+    }
+
     /** One side of the comparison: keeps {@code window} requests in flight for a while and counts answers. */
     private interface Round extends AutoCloseable
     {
-        double measure(Duration duration) throws Exception;
+        Sample measure(Duration duration) throws Exception;
 
         void close();
     }
@@ -187,6 +205,7 @@ public final class TransportBenchmark
         private final AdminResponseDecoder responseDecoder = new AdminResponseDecoder();
         private final AtomicLong completed = new AtomicLong();
         private final AtomicLong failed = new AtomicLong();
+        private final java.util.function.BiConsumer<DirectBuffer, Throwable> onAnswer = this::onAnswer;
         private volatile boolean running;
         private volatile CountDownLatch drained;
 
@@ -199,7 +218,7 @@ public final class TransportBenchmark
             this.address = InetSocketAddress.createUnresolved("127.0.0.1", server.localAddress().getPort());
         }
 
-        public double measure(final Duration duration) throws Exception
+        public Sample measure(final Duration duration) throws Exception
         {
             completed.set(0);
             failed.set(0);
@@ -214,7 +233,7 @@ public final class TransportBenchmark
             Thread.sleep(duration.toMillis());
             final long count = completed.get();
             final long elapsed = System.nanoTime() - start;
-            System.out.printf("  project: %.2f cores busy%n", (Stats.processCpuNs() - cpuStart) / (double)elapsed);
+            final long cpu = Stats.processCpuNs() - cpuStart;
             running = false;
             if (!drained.await(30, TimeUnit.SECONDS))
             {
@@ -224,13 +243,13 @@ public final class TransportBenchmark
             {
                 throw new IllegalStateException("project transport: " + failed.get() + " requests failed");
             }
-            return Stats.perSecond(count, elapsed);
+            return Sample.of(count, elapsed, cpu);
         }
 
         private void sendNext()
         {
             final CompletableFuture<DirectBuffer> future = client.send(address, AdminRequests.PER_THREAD.get(), REQUEST_TIMEOUT);
-            future.whenComplete(this::onAnswer);
+            future.whenComplete(onAnswer);
         }
 
         private void onAnswer(final DirectBuffer answer, final Throwable error)
@@ -323,7 +342,7 @@ public final class TransportBenchmark
                 .connect(serverChannel.localAddress()).sync().channel();
         }
 
-        public double measure(final Duration duration) throws Exception
+        public Sample measure(final Duration duration) throws Exception
         {
             completed.set(0);
             drained = new CountDownLatch(window);
@@ -340,13 +359,13 @@ public final class TransportBenchmark
             Thread.sleep(duration.toMillis());
             final long count = completed.get();
             final long elapsed = System.nanoTime() - start;
-            System.out.printf("  raw: %.2f cores busy%n", (Stats.processCpuNs() - cpuStart) / (double)elapsed);
+            final long cpu = Stats.processCpuNs() - cpuStart;
             running = false;
             if (!drained.await(30, TimeUnit.SECONDS))
             {
                 throw new IllegalStateException("raw echo: requests in flight did not drain");
             }
-            return Stats.perSecond(count, elapsed);
+            return Sample.of(count, elapsed, cpu);
         }
 
         /** A frame of the same size as the project's request: length, correlation id, 25 bytes of message. */
