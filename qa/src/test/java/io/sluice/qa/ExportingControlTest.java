@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,11 +44,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-@Timeout(value = 4, unit = TimeUnit.MINUTES)
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
 class ExportingControlTest
 {
     private static final String TOKEN = "qa-secret-token";
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+    /** Short for fast 504s, long enough that a loaded 2-core machine answers the reachable pairs well before it. */
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
     private static final Duration TIMEOUT_MARGIN = Duration.ofMillis(1_500);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
     private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(60);
@@ -178,6 +180,9 @@ class ExportingControlTest
     {
         final int dead = 1;
         cluster.killBroker(dead);
+        // A pause is committed through each partition's Raft group: once the survivors lead every partition,
+        // only the dead broker's own pairs can fail, and they must fail at once rather than at the deadline.
+        cluster.awaitLeaders();
 
         final ExportingControlAnswer pause = cluster.client().pause();
         assertThat(pause.status()).as("pause with broker %d dead: %s", dead, pause).isEqualTo(503);
@@ -448,9 +453,23 @@ class ExportingControlTest
 
     private void awaitCaughtUp(final int brokerId)
     {
+        final AtomicReference<ExportingStatus> last = new AtomicReference<>();
+        try
+        {
+            awaitCaughtUp(brokerId, last);
+        }
+        catch (final AssertionError ex)
+        {
+            throw new AssertionError(ex.getMessage() + "; last view: " + last.get(), ex);
+        }
+    }
+
+    private void awaitCaughtUp(final int brokerId, final AtomicReference<ExportingStatus> last)
+    {
         Await.until("broker " + brokerId + " caught up with every leader", SluiceCluster.FAILOVER_TIMEOUT, () ->
         {
             final ExportingStatus status = cluster.client().exporting();
+            last.set(status);
             for (final Pair pair : cluster.pairsOf(brokerId))
             {
                 final Optional<Integer> leader = status.leaderOf(pair.partitionId());
