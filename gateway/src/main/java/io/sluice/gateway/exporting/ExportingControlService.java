@@ -344,7 +344,13 @@ public class ExportingControlService
                     line.append("; ...");
                     break;
                 }
-                line.append(logged == 0 ? "; " : ", ").append(target.error());
+                final String pair = target.replica().toString();
+                line.append(logged == 0 ? "; " : ", ");
+                if (!target.error().startsWith(pair))
+                {
+                    line.append(pair).append(": ");
+                }
+                line.append(target.error());
                 logged++;
             }
         }
