@@ -335,10 +335,13 @@ public final class Broker implements AutoCloseable
         // Fast appender retries: a restarted follower catches up in a fraction of a second.
         RaftServerConfigKeys.Log.Appender.setRetryPolicy(properties, "1ms,10,100ms,100000");
         // Direct memory per group: the write buffer must exceed the appender batch.
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf("1MB"));
-        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf("2MB"));
-        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("32MB"));
-        RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf("1MB"));
+        // Raft log segments follow the record log's (only closed segments are purged), within 256 KiB..32 MiB.
+        final long raftSegmentBytes = Math.max(256 * 1024, Math.min(32L * 1024 * 1024, config.segmentSizeBytes()));
+        final long writeBufferBytes = Math.min(2L * 1024 * 1024, raftSegmentBytes);
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf(writeBufferBytes / 2));
+        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(writeBufferBytes));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(raftSegmentBytes));
+        RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf(Math.min(1024 * 1024, raftSegmentBytes)));
         RaftServerConfigKeys.Log.setSegmentCacheNumMax(properties, 2);
         RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(properties, SizeInBytes.valueOf("1MB"));
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, true);

@@ -19,7 +19,7 @@ import java.util.Objects;
  *                                  a saturated 2-core machine.
  * @param snapshotThresholdEntries  Raft entries between automatic snapshots (which seal and compact the
  *                                  record log and let Raft purge its log).
- * @param segmentSizeBytes          size at which the record log starts a new segment.
+ * @param segmentSizeBytes          size at which the record log (and, within 256 KiB..32 MiB, the Raft log) starts a new segment.
  * @param exporterAckInterval       how often acknowledged exporter positions are replicated (one entry).
  * @param adminTimeout              bound on committing an exporting state change before answering TIMEOUT.
  * @param exporterThreads           threads running this broker's exporter directors.

@@ -113,7 +113,14 @@ class BrokerReplicationTest
             {
                 hosted.add(partition.partitionId());
                 assertThat(partition.leaderId()).isBetween(0, 3);
-                partition.exporters();
+                assertThat(partition.lastPosition()).isEqualTo(5L);
+                final List<String> exporterIds = new ArrayList<>();
+                for (final TopologyResponseDecoder.PartitionsDecoder.ExportersDecoder exporter : partition.exporters())
+                {
+                    assertThat(exporter.position()).isBetween(0L, 5L);
+                    exporterIds.add(exporter.exporterId());
+                }
+                assertThat(exporterIds).containsExactly("file");
             }
             assertThat(hosted).isEqualTo(cluster.distribution.partitionsOf(b));
             assertThat(hosted).hasSize(3);

@@ -264,6 +264,14 @@ final class TestCluster implements AutoCloseable
     /** Appends {@code count} records one batch at a time in batches of {@code batch}; returns positions in order. */
     List<Long> appendRecords(final int partitionId, final int count, final int batch, final String prefix)
     {
+        return appendRecords(partitionId, count, batch, prefix, 0);
+    }
+
+    /** As above, each payload padded with {@code padding} extra characters. */
+    List<Long> appendRecords(final int partitionId, final int count, final int batch, final String prefix,
+        final int padding)
+    {
+        final String pad = "x".repeat(padding);
         final List<Long> positions = new ArrayList<>();
         for (int i = 0; i < count; i += batch)
         {
@@ -272,7 +280,7 @@ final class TestCluster implements AutoCloseable
             for (int j = i; j < Math.min(count, i + batch); j++)
             {
                 keys.add(prefix + "-" + j);
-                payloads.add("{\"n\":" + j + ",\"p\":\"" + prefix + "\"}");
+                payloads.add("{\"n\":" + j + ",\"p\":\"" + prefix + pad + "\"}");
             }
             final long first = append(partitionId, keys, payloads);
             for (int j = 0; j < keys.size(); j++)

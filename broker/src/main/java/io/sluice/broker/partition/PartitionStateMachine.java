@@ -32,6 +32,7 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -123,13 +124,15 @@ public final class PartitionStateMachine extends BaseStateMachine
         super.initialize(server, groupId, raftStorage);
         storage.init(raftStorage);
         stateMachineDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
-        load();
+        getLifeCycle().startAndTransition(this::load);
     }
 
     @Override
     public void pause()
     {
-        // A snapshot from the leader is about to replace the directory.
+        // A snapshot from the leader is about to replace the directory; Ratis reloads only a PAUSED machine.
+        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSING);
+        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSED);
         closeLog();
     }
 
@@ -137,7 +140,9 @@ public final class PartitionStateMachine extends BaseStateMachine
     public void reinitialize() throws IOException
     {
         closeLog();
+        getLifeCycle().transitionIfValid(LifeCycle.State.STARTING);
         load();
+        getLifeCycle().transitionIfValid(LifeCycle.State.RUNNING);
         LOG.info("partition {} on broker {}: reloaded from installed snapshot {} (last position {})",
             partitionId, brokerId, latestSnapshot, log.lastPosition());
     }
