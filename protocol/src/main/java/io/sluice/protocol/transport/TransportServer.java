@@ -229,7 +229,16 @@ public final class TransportServer implements AutoCloseable
                     correlationId, channel.remoteAddress(), length, maxMessageLength);
                 return;
             }
-            final ByteBuf frame = Frames.encode(channel.alloc(), correlationId, response, length);
+            final ByteBuf frame;
+            try
+            {
+                frame = Frames.encode(channel.alloc(), correlationId, response, length);
+            }
+            catch (final RuntimeException | Error e)
+            {
+                responded = 0; // this answer could not be encoded: let another (an error answer) through
+                throw e;
+            }
             channel.writeAndFlush(frame, channel.voidPromise());
         }
     }

@@ -157,6 +157,43 @@ class TransportServerTest
     }
 
     @Test
+    void onlyTheFirstAnswerCountsAndAWriterThatThrowsLeavesRoomForAnErrorAnswer() throws Exception
+    {
+        final MessageWriter broken = new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return 16;
+            }
+
+            public void write(final org.agrona.MutableDirectBuffer buffer, final int offset)
+            {
+                throw new IllegalStateException("encoder bug");
+            }
+        };
+        try (TransportServer twice = TransportServer.start(new InetSocketAddress("127.0.0.1", 0),
+            (buffer, offset, length, response) ->
+            {
+                if (length == 1)
+                {
+                    response.respond(broken);
+                }
+                response.respond(text("first"));
+                response.respond(text("second"));
+            }, config))
+        {
+            final DirectBuffer answer = client.send(addressOf(twice), text("xy"), TIMEOUT).get(20, TimeUnit.SECONDS);
+            assertThat(answer.getStringWithoutLengthUtf8(0, answer.capacity())).isEqualTo("first");
+
+            final DirectBuffer error = client.send(addressOf(twice), text("x"), TIMEOUT).get(20, TimeUnit.SECONDS);
+            final ErrorResponseDecoder decoder =
+                new ErrorResponseDecoder().wrapAndApplyHeader(error, 0, new MessageHeaderDecoder());
+            assertThat(decoder.code()).isEqualTo(ErrorCode.INTERNAL_ERROR);
+            assertThat(decoder.message()).contains("encoder bug");
+        }
+    }
+
+    @Test
     void closeDisconnectsClientsAndReleasesThePort() throws Exception
     {
         assertServes();
