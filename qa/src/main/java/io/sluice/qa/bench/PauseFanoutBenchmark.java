@@ -1,0 +1,267 @@
+package io.sluice.qa.bench;
+
+import io.sluice.broker.Broker;
+import io.sluice.broker.BrokerConfig;
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.gateway.broker.SbeBrokerClient;
+import io.sluice.gateway.exporting.ExportingControlService;
+import io.sluice.gateway.exporting.ExportingOperationResult;
+import io.sluice.gateway.exporting.ExportingOutcome;
+import io.sluice.gateway.exporting.TargetResult;
+import io.sluice.gateway.topology.PolledClusterTopology;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.transport.TransportClient;
+import io.sluice.protocol.transport.TransportConfig;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * Pause latency for every pair of a 3-broker, 64-partition, RF 3 cluster (192 pairs) against the pause of
+ * one pair, in the same run: real brokers (Ratis groups, sockets, disk) in this JVM and the gateway's real
+ * exporting service, broker client and polled topology (no HTTP, which adds the same constant to both).
+ * Each sample pauses from EXPORTING and is followed by an unmeasured resume; all-pairs and one-pair samples
+ * alternate so load drift hits both. Ratio = p50(all) / p50(one): how much fanning out costs over one
+ * admin round trip (1.0 would be a perfectly parallel fan-out). Every pause must succeed on every target.
+ */
+public final class PauseFanoutBenchmark
+{
+    private static final int BROKERS = 3;
+    private static final int REPLICATION_FACTOR = 3;
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
+
+    private PauseFanoutBenchmark()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        final BenchmarkRun run = BenchmarkRun.start("pause-fanout", args);
+        final int partitions = run.choose("partitions", 16, 64);
+        final int samples = run.choose("samples", 7, 25);
+        final int warmup = run.choose("warmup", 2, 5);
+        run.param("brokers", BROKERS).param("replication_factor", REPLICATION_FACTOR)
+            .param("request_timeout_ms", REQUEST_TIMEOUT.toMillis());
+
+        final Path dataDir = Files.createTempDirectory("sluice-pause-fanout-bench");
+        final List<Broker> brokers = new ArrayList<>();
+        TransportClient transport = null;
+        SbeBrokerClient client = null;
+        PolledClusterTopology topology = null;
+        try
+        {
+            final PartitionDistribution distribution = PartitionDistribution.of(addresses(), partitions, REPLICATION_FACTOR);
+            final int pairs = distribution.replicas().size();
+            run.param("pairs", pairs);
+            final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
+                Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
+            final long startNs = System.nanoTime();
+            for (int b = 0; b < BROKERS; b++)
+            {
+                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)));
+            }
+
+            transport = new TransportClient(TransportConfig.defaults());
+            final PolledClusterTopology[] topologyRef = new PolledClusterTopology[1];
+            client = new SbeBrokerClient(transport, distribution, partitionId ->
+                topologyRef[0] == null ? java.util.OptionalInt.empty() : topologyRef[0].leaderOf(partitionId), false);
+            topology = new PolledClusterTopology(
+                distribution, client, PolledClusterTopology.DEFAULT_POLL_INTERVAL, PolledClusterTopology.DEFAULT_POLL_TIMEOUT);
+            topologyRef[0] = topology;
+            topology.start();
+            awaitReady(distribution, topology);
+            run.log("%d brokers, %d partitions, %d pairs ready in %.1f s",
+                BROKERS, partitions, pairs, (System.nanoTime() - startNs) / 1e9);
+
+            final ExportingControlService service = new ExportingControlService(client, topology, REQUEST_TIMEOUT, Clock.systemUTC());
+            final List<PartitionReplica> replicas = distribution.replicas();
+
+            for (int i = 0; i < warmup; i++)
+            {
+                pauseThenResume(service, Optional.empty(), pairs);
+                pauseThenResume(service, Optional.of(List.of(replicas.get(i % pairs))), 1);
+            }
+            run.log("warmed up with %d rounds", warmup);
+
+            final long[] allNs = new long[samples];
+            final long[] oneNs = new long[samples];
+            for (int i = 0; i < samples; i++)
+            {
+                // Alternate which goes first, so neither always follows the heavier operation.
+                final PartitionReplica one = replicas.get(ThreadLocalRandom.current().nextInt(pairs));
+                if (i % 2 == 0)
+                {
+                    allNs[i] = pauseThenResume(service, Optional.empty(), pairs);
+                    oneNs[i] = pauseThenResume(service, Optional.of(List.of(one)), 1);
+                }
+                else
+                {
+                    oneNs[i] = pauseThenResume(service, Optional.of(List.of(one)), 1);
+                    allNs[i] = pauseThenResume(service, Optional.empty(), pairs);
+                }
+                run.log("sample %d: all %d pairs %.1f ms, one pair (%s) %.1f ms", i + 1, pairs, allNs[i] / 1e6, one, oneNs[i] / 1e6);
+            }
+
+            final double allP50Ms = Stats.percentile(allNs, 50) / 1e6;
+            final double oneP50Ms = Stats.percentile(oneNs, 50) / 1e6;
+            run.result("pause_all_pairs_p50_ms", allP50Ms)
+                .result("pause_all_pairs_p90_ms", Stats.percentile(allNs, 90) / 1e6)
+                .result("pause_one_pair_p50_ms", oneP50Ms)
+                .result("pause_one_pair_p90_ms", Stats.percentile(oneNs, 90) / 1e6)
+                .ratio(allP50Ms / oneP50Ms);
+        }
+        finally
+        {
+            if (topology != null)
+            {
+                topology.close();
+            }
+            if (client != null)
+            {
+                client.close();
+            }
+            if (transport != null)
+            {
+                transport.close();
+            }
+            for (final Broker broker : brokers)
+            {
+                broker.close();
+            }
+            deleteRecursively(dataDir);
+        }
+        run.finish();
+        System.exit(0);
+    }
+
+    /** Measures one pause (which must succeed on every target), then resumes the same targets unmeasured. */
+    private static long pauseThenResume(
+        final ExportingControlService service, final Optional<List<PartitionReplica>> targets, final int expected)
+        throws Exception
+    {
+        final long startNs = System.nanoTime();
+        final ExportingOperationResult paused = service.pause(false, targets).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        final long elapsedNs = System.nanoTime() - startNs;
+        requireSucceeded(paused, expected);
+        requireSucceeded(service.resume(targets).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS), expected);
+        return elapsedNs;
+    }
+
+    private static void requireSucceeded(final ExportingOperationResult result, final int expected)
+    {
+        if (result.result() != ExportingOutcome.SUCCEEDED || result.targets().size() != expected)
+        {
+            final String errors = result.targets().stream()
+                .filter(target -> target.outcome() != ExportingOutcome.SUCCEEDED)
+                .limit(5)
+                .map(TargetResult::error)
+                .collect(Collectors.joining("; "));
+            throw new IllegalStateException(result.operation() + " on " + result.targets().size() + " of " + expected +
+                " targets ended " + result.result() + ": " + errors);
+        }
+    }
+
+    private static void awaitReady(final PartitionDistribution distribution, final PolledClusterTopology topology)
+        throws InterruptedException
+    {
+        final long deadlineNs = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadlineNs)
+        {
+            if (isReady(distribution, topology))
+            {
+                return;
+            }
+            Thread.sleep(250);
+        }
+        throw new IllegalStateException("cluster not ready within " + READY_TIMEOUT.toSeconds() +
+            " s: every broker reachable and every partition led");
+    }
+
+    private static boolean isReady(final PartitionDistribution distribution, final PolledClusterTopology topology)
+    {
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            if (!topology.isReachable(b))
+            {
+                return false;
+            }
+        }
+        for (int p = 1; p <= distribution.partitionCount(); p++)
+        {
+            if (topology.leaderOf(p).isEmpty())
+            {
+                return false;
+            }
+        }
+        for (final PartitionReplica replica : distribution.replicas())
+        {
+            if (topology.status(replica).isEmpty())
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String addresses() throws IOException
+    {
+        final List<Integer> taken = new ArrayList<>();
+        for (int b = 0; b < BROKERS; b++)
+        {
+            taken.add(freePortPair(taken));
+        }
+        return taken.stream().map(port -> "127.0.0.1:" + port).collect(Collectors.joining(","));
+    }
+
+    /** A free command port whose Raft port (+1) is free too. */
+    private static int freePortPair(final List<Integer> taken) throws IOException
+    {
+        for (int attempt = 0; attempt < 200; attempt++)
+        {
+            final int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
+            if (taken.stream().anyMatch(other -> Math.abs(other - port) <= 1))
+            {
+                continue;
+            }
+            try (ServerSocket command = new ServerSocket(port); ServerSocket raft = new ServerSocket(port + 1))
+            {
+                return port;
+            }
+            catch (final IOException busy)
+            {
+                // taken: try another
+            }
+        }
+        throw new IOException("no free port pair found");
+    }
+
+    private static void deleteRecursively(final Path dir) throws IOException
+    {
+        if (!Files.exists(dir))
+        {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir))
+        {
+            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList())
+            {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+}
