@@ -208,6 +208,39 @@ class TransportClientTest
     }
 
     @Test
+    void peerSendingAnOversizeFrameIsDisconnectedAndItsRequestsFailFast() throws Exception
+    {
+        try (ServerSocket rogue = new ServerSocket(0, 10, java.net.InetAddress.getLoopbackAddress()))
+        {
+            final Thread answering = new Thread(() ->
+            {
+                try (java.net.Socket socket = rogue.accept())
+                {
+                    socket.getInputStream().read(new byte[64]);
+                    socket.getOutputStream().write(new byte[]{(byte)0xFF, (byte)0xFF, (byte)0xFF, (byte)0x7F, 1, 2, 3});
+                    socket.getOutputStream().flush();
+                    Thread.sleep(30_000);
+                }
+                catch (final Exception ignored)
+                {
+                    // the client hung up, as it should
+                }
+            });
+            answering.setDaemon(true);
+            answering.start();
+            final TransportClient client = client(config);
+            final InetSocketAddress address = InetSocketAddress.createUnresolved("127.0.0.1", rogue.getLocalPort());
+
+            final long start = System.nanoTime();
+            assertThatThrownBy(() -> client.send(address, text("hi"), LONG_TIMEOUT).get(20, TimeUnit.SECONDS))
+                .cause().isInstanceOf(PeerUnreachableException.class);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(10_000);
+            assertThat(client.pendingRequests(address)).isZero();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !client.isConnected(address));
+        }
+    }
+
+    @Test
     void tenThousandConcurrentRequestsOverOneConnectionAllGetTheirOwnAnswer() throws Exception
     {
         final TransportServer server = start(Echo.HANDLER, 0);
