@@ -21,8 +21,6 @@ import java.time.Duration;
  */
 public final class ManagementClient
 {
-    private static final JsonMapper MAPPER = JsonMapper.builder().build();
-
     private final URI base;
     private final String token;
     private final Duration timeout;
@@ -41,9 +39,15 @@ public final class ManagementClient
             .build();
     }
 
+    /** The shared mapper, built on first use: a call that never gets an answer never pays for Jackson. */
     public static JsonMapper mapper()
     {
-        return MAPPER;
+        return MapperHolder.MAPPER;
+    }
+
+    private static final class MapperHolder
+    {
+        static final JsonMapper MAPPER = JsonMapper.builder().build();
     }
 
     public URI base()
@@ -94,7 +98,7 @@ public final class ManagementClient
         {
             final HttpResponse<String> response =
                 http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-            return GatewayAnswer.parse(MAPPER, method, path, response.statusCode(), response.body());
+            return GatewayAnswer.parse(mapper(), method, path, response.statusCode(), response.body());
         }
         catch (final HttpTimeoutException ex)
         {

@@ -350,7 +350,8 @@ class KubernetesManifestsTest
             final List<String> fields = Arrays.asList(line.split("\t"));
             plan.put(fields.get(0), fields.subList(1, fields.size()));
         });
-        assertThat(plan.get("cli")).containsExactly("java", "-jar", "/opt/sluice/sluice.jar", "admin");
+        assertThat(plan.get("cli").get(0)).isEqualTo("java");
+        assertThat(plan.get("cli")).endsWith("-jar", "/opt/sluice/sluice.jar", "admin");
 
         // The CLI calls the hook makes parse with the real CLI's options.
         for (final String step : List.of("pause", "resume"))
