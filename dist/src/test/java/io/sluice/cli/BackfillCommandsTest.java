@@ -213,6 +213,22 @@ class BackfillCommandsTest
     }
 
     @Test
+    void watchToleratesAFewUnansweredPollsThenExitsFour() throws IOException
+    {
+        final int port;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()))
+        {
+            port = socket.getLocalPort();
+        }
+
+        final CliRun run = CliRun.run("backfill", "status", "bf-7", "--watch", "--gateway", "http://127.0.0.1:" + port);
+
+        assertThat(run.exitCode()).isEqualTo(ExitCode.UNREACHABLE);
+        assertThat(run.sleeps()).hasSize(4);
+        assertThat(run.err()).contains("gateway unreachable");
+    }
+
+    @Test
     void cancelSendsDelete()
     {
         gateway.on("DELETE", "/actuator/backfills/bf-7", FakeGateway.Reply.json(200, backfill("bf-7", "CANCELLED", 20, 80)));
