@@ -52,7 +52,7 @@ class AcknowledgedRecordsSurviveBrokerKillTest
         final AtomicInteger rejectedBatches = new AtomicInteger();
         final ExecutorService writers = Executors.newFixedThreadPool(WRITERS);
         final List<Future<?>> running = new ArrayList<>();
-        final long deadline = System.nanoTime() + Duration.ofMinutes(4).toNanos();
+        final long deadline = System.nanoTime() + SluiceCluster.scaled(Duration.ofMinutes(4)).toNanos();
         for (int w = 0; w < WRITERS; w++)
         {
             final int writer = w;
@@ -90,7 +90,7 @@ class AcknowledgedRecordsSurviveBrokerKillTest
             }));
         }
 
-        Await.until("half of the records acknowledged", Duration.ofMinutes(3),
+        Await.until("half of the records acknowledged", SluiceCluster.scaled(Duration.ofMinutes(3)),
             () -> acknowledgedCount.get() >= RECORDS / 2 || running.stream().anyMatch(Future::isDone));
         final int victim = cluster.awaitLeaders().leaderOf(1).orElseThrow();
         cluster.killBroker(victim);

@@ -52,7 +52,7 @@ class ExportingControlTest
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
     private static final Duration TIMEOUT_MARGIN = Duration.ofMillis(1_500);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
-    private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration CONTROL_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(60));
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();

@@ -2,6 +2,7 @@ package io.sluice.qa;
 
 import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.QaRun;
+import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.SluiceProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -36,7 +37,7 @@ class ManagementAddressWithoutTokenTest
             "--sluice.data-dir=" + dataDirectory), RUN.directory());
         gateway.start();
 
-        assertThat(gateway.awaitExit(Duration.ofSeconds(90)))
+        assertThat(gateway.awaitExit(SluiceCluster.STARTUP_TIMEOUT))
             .as("gateway with management.server.address=0.0.0.0 and no token exits; log:%n%s", gateway.logTail(30))
             .isTrue();
         assertThat(gateway.exitCode()).as("exit code").hasValueSatisfying(code -> assertThat(code).isNotZero());

@@ -25,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Writing records through the gateway and checking what the file exporter wrote. */
 final class Records
 {
-    static final Duration WRITE_TIMEOUT = Duration.ofSeconds(90);
-    static final Duration EXPORT_TIMEOUT = Duration.ofSeconds(90);
+    static final Duration WRITE_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(90));
+    static final Duration EXPORT_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(90));
     private static final int BATCH = 50;
 
     private Records()

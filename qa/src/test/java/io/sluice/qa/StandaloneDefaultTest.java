@@ -7,6 +7,7 @@ import io.sluice.qa.cluster.GatewayClient;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.QaRun;
+import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.SluiceProcess;
 import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Assumptions;
@@ -49,18 +50,18 @@ class StandaloneDefaultTest
         standalone.start();
         final GatewayClient client = new GatewayClient(
             URI.create("http://127.0.0.1:8080"), URI.create("http://127.0.0.1:9600"), null, Duration.ofSeconds(30));
-        Await.until("standalone ready on 9600", Duration.ofSeconds(150), () ->
+        Await.until("standalone ready on 9600", SluiceCluster.STARTUP_TIMEOUT, () ->
         {
             assertThat(standalone.isAlive()).as("standalone running; log:%n%s", standalone.logTail(30)).isTrue();
             return client.isReady();
         });
 
-        final WrittenRecord written = Await.value("the first record acknowledged", Duration.ofSeconds(60),
+        final WrittenRecord written = Await.value("the first record acknowledged", Records.WRITE_TIMEOUT,
             () -> Optional.of(client.write("newcomer-1", "{\"hello\":\"sluice\",\"n\":1}")));
 
         final ExportFiles exports = new ExportFiles(workingDirectory.resolve("sluice-data").resolve("exports").resolve("file"));
         final ExportedRecord exported = Await.value(
-            "record exported to " + exports.file(written.partitionId()), Duration.ofSeconds(60),
+            "record exported to " + exports.file(written.partitionId()), Records.EXPORT_TIMEOUT,
             () -> exports.records(written.partitionId()).stream()
                 .filter(record -> record.position() == written.position()).findFirst());
         assertThat(exported.key()).isEqualTo("newcomer-1");

@@ -36,7 +36,8 @@ import java.util.stream.Stream;
  * exporting service, broker client and polled topology (no HTTP, which adds the same constant to both).
  * Each sample pauses from EXPORTING and is followed by an unmeasured resume; all-pairs and one-pair samples
  * alternate so load drift hits both. Ratio = p50(all) / p50(one): how much fanning out costs over one
- * admin round trip (1.0 would be a perfectly parallel fan-out). Every pause must succeed on every target.
+ * admin round trip (1.0 would be a perfectly parallel fan-out). A sample is a pause that succeeded on every
+ * target; failed attempts are repeated and counted.
  */
 public final class PauseFanoutBenchmark
 {
@@ -44,12 +45,30 @@ public final class PauseFanoutBenchmark
     private static final int REPLICATION_FACTOR = 3;
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
+    private static final int MAX_ATTEMPTS = 5;
+
+    private static int failedAttempts;
 
     private PauseFanoutBenchmark()
     {
     }
 
-    public static void main(final String[] args) throws Exception
+    public static void main(final String[] args)
+    {
+        try
+        {
+            measure(args);
+        }
+        catch (final Throwable e)
+        {
+            // Ratis leaves non-daemon threads behind: end the JVM explicitly, non-zero.
+            System.err.println("pause-fanout failed: " + e);
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    private static void measure(final String[] args) throws Exception
     {
         final BenchmarkRun run = BenchmarkRun.start("pause-fanout", args);
         final int partitions = run.choose("partitions", 16, 64);
@@ -93,8 +112,8 @@ public final class PauseFanoutBenchmark
 
             for (int i = 0; i < warmup; i++)
             {
-                pauseThenResume(service, Optional.empty(), pairs);
-                pauseThenResume(service, Optional.of(List.of(replicas.get(i % pairs))), 1);
+                pauseThenResume(run, service, Optional.empty(), pairs);
+                pauseThenResume(run, service, Optional.of(List.of(replicas.get(i % pairs))), 1);
             }
             run.log("warmed up with %d rounds", warmup);
 
@@ -106,13 +125,13 @@ public final class PauseFanoutBenchmark
                 final PartitionReplica one = replicas.get(ThreadLocalRandom.current().nextInt(pairs));
                 if (i % 2 == 0)
                 {
-                    allNs[i] = pauseThenResume(service, Optional.empty(), pairs);
-                    oneNs[i] = pauseThenResume(service, Optional.of(List.of(one)), 1);
+                    allNs[i] = pauseThenResume(run, service, Optional.empty(), pairs);
+                    oneNs[i] = pauseThenResume(run, service, Optional.of(List.of(one)), 1);
                 }
                 else
                 {
-                    oneNs[i] = pauseThenResume(service, Optional.of(List.of(one)), 1);
-                    allNs[i] = pauseThenResume(service, Optional.empty(), pairs);
+                    oneNs[i] = pauseThenResume(run, service, Optional.of(List.of(one)), 1);
+                    allNs[i] = pauseThenResume(run, service, Optional.empty(), pairs);
                 }
                 run.log("sample %d: all %d pairs %.1f ms, one pair (%s) %.1f ms", i + 1, pairs, allNs[i] / 1e6, one, oneNs[i] / 1e6);
             }
@@ -123,6 +142,7 @@ public final class PauseFanoutBenchmark
                 .result("pause_all_pairs_p90_ms", Stats.percentile(allNs, 90) / 1e6)
                 .result("pause_one_pair_p50_ms", oneP50Ms)
                 .result("pause_one_pair_p90_ms", Stats.percentile(oneNs, 90) / 1e6)
+                .result("failed_attempts", failedAttempts)
                 .ratio(allP50Ms / oneP50Ms);
         }
         finally
@@ -146,34 +166,54 @@ public final class PauseFanoutBenchmark
             deleteRecursively(dataDir);
         }
         run.finish();
-        System.exit(0);
     }
 
-    /** Measures one pause (which must succeed on every target), then resumes the same targets unmeasured. */
+    /**
+     * Measures one pause that succeeds on every target, then resumes the same targets unmeasured. An attempt
+     * that fails (a leader change on a loaded machine) is not a sample: it is logged, counted and repeated.
+     */
     private static long pauseThenResume(
-        final ExportingControlService service, final Optional<List<PartitionReplica>> targets, final int expected)
-        throws Exception
+        final BenchmarkRun run,
+        final ExportingControlService service,
+        final Optional<List<PartitionReplica>> targets,
+        final int expected) throws Exception
     {
-        final long startNs = System.nanoTime();
-        final ExportingOperationResult paused = service.pause(false, targets).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        final long elapsedNs = System.nanoTime() - startNs;
-        requireSucceeded(paused, expected);
-        requireSucceeded(service.resume(targets).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS), expected);
-        return elapsedNs;
+        for (int attempt = 1; ; attempt++)
+        {
+            final long startNs = System.nanoTime();
+            final ExportingOperationResult paused =
+                service.pause(false, targets).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            final long elapsedNs = System.nanoTime() - startNs;
+            final ExportingOperationResult resumed =
+                service.resume(targets).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            final String failure = failure(paused, expected) + failure(resumed, expected);
+            if (failure.isEmpty())
+            {
+                return elapsedNs;
+            }
+            failedAttempts++;
+            run.log("attempt %d failed, not a sample: %s", attempt, failure);
+            if (attempt == MAX_ATTEMPTS)
+            {
+                throw new IllegalStateException("no successful pause and resume in " + MAX_ATTEMPTS + " attempts: " + failure);
+            }
+            Thread.sleep(1_000);
+        }
     }
 
-    private static void requireSucceeded(final ExportingOperationResult result, final int expected)
+    private static String failure(final ExportingOperationResult result, final int expected)
     {
-        if (result.result() != ExportingOutcome.SUCCEEDED || result.targets().size() != expected)
+        if (result.result() == ExportingOutcome.SUCCEEDED && result.targets().size() == expected)
         {
-            final String errors = result.targets().stream()
-                .filter(target -> target.outcome() != ExportingOutcome.SUCCEEDED)
-                .limit(5)
-                .map(TargetResult::error)
-                .collect(Collectors.joining("; "));
-            throw new IllegalStateException(result.operation() + " on " + result.targets().size() + " of " + expected +
-                " targets ended " + result.result() + ": " + errors);
+            return "";
         }
+        final String errors = result.targets().stream()
+            .filter(target -> target.outcome() != ExportingOutcome.SUCCEEDED)
+            .limit(3)
+            .map(TargetResult::error)
+            .collect(Collectors.joining("; "));
+        return result.operation() + " ended " + result.result() + " (" + result.count(ExportingOutcome.FAILED) + " failed, " +
+            result.count(ExportingOutcome.TIMED_OUT) + " timed out of " + result.targets().size() + "): " + errors + ". ";
     }
 
     private static void awaitReady(final PartitionDistribution distribution, final PolledClusterTopology topology)

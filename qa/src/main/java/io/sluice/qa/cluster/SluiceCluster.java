@@ -40,8 +40,13 @@ public final class SluiceCluster implements AutoCloseable
     /** Small heaps and a fast-starting JIT: the tests start many JVMs on 2 shared cores. */
     public static final List<String> DEFAULT_JVM_OPTIONS = List.of(
         "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto");
-    public static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(180);
-    public static final Duration FAILOVER_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * Multiplies every harness wait (not the contract's latency bounds): {@code -Dsluice.qa.timeoutScale=3} for a
+     * machine shared with other heavy work. With it, also consider {@code -Djunit.jupiter.execution.timeout.mode=disabled}.
+     */
+    public static final String TIMEOUT_SCALE_PROPERTY = "sluice.qa.timeoutScale";
+    public static final Duration STARTUP_TIMEOUT = scaled(Duration.ofSeconds(180));
+    public static final Duration FAILOVER_TIMEOUT = scaled(Duration.ofSeconds(60));
     private static final Duration STOP_GRACE = Duration.ofSeconds(20);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
 
@@ -125,6 +130,17 @@ public final class SluiceCluster implements AutoCloseable
     public static Builder builder(final Path runDirectory)
     {
         return new Builder(runDirectory);
+    }
+
+    /** {@code wait} times {@value #TIMEOUT_SCALE_PROPERTY} (default 1). */
+    public static Duration scaled(final Duration wait)
+    {
+        final double scale = Double.parseDouble(System.getProperty(TIMEOUT_SCALE_PROPERTY, "1"));
+        if (!(scale > 0))
+        {
+            throw new IllegalArgumentException(TIMEOUT_SCALE_PROPERTY + " must be positive, was " + scale);
+        }
+        return Duration.ofMillis((long)(wait.toMillis() * scale));
     }
 
     /** The jar named by system property {@code sluice.jar}; fails clearly when it is not built. */

@@ -1,0 +1,383 @@
+package io.sluice.qa.bench;
+
+import io.sluice.broker.Broker;
+import io.sluice.broker.BrokerConfig;
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.broker.exporter.FileExporter;
+import io.sluice.broker.partition.Partition;
+import io.sluice.broker.partition.PartitionStateMachine;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.codecs.AppendRequestEncoder;
+import io.sluice.protocol.codecs.AppendResponseDecoder;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.transport.MessageWriter;
+import io.sluice.protocol.transport.TransportClient;
+import io.sluice.protocol.transport.TransportConfig;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Committed records/s of 100-byte records through the broker command API on a 3-broker cluster (one
+ * partition, RF 3), against a bare Ratis state machine (3 servers, same Ratis settings) fed the same
+ * batches in-process on its leader with the same number in flight; plus the file exporter's rate.
+ * Ratio: project / bare.
+ * <p>
+ * {@code -Dsluice.bench.raft-transport=NETTY} runs both on Netty instead of gRPC.
+ */
+public final class WritesBenchmark
+{
+    private static final int RECORD_BYTES = 100;
+
+    private WritesBenchmark()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        final BenchmarkRun run = BenchmarkRun.start("writes", args);
+        final int batch = run.choose("batch_records", 100, 100);
+        final int window = run.choose("in_flight_batches", 8, 8);
+        final int seconds = run.choose("seconds_per_phase", 8, 30);
+        final int warmupSeconds = run.choose("warmup_seconds", 3, 8);
+        final BrokerConfig.RaftTransport transport = BrokerConfig.RaftTransport.valueOf(
+            System.getProperty("sluice.bench.raft-transport", "GRPC"));
+        run.param("record_bytes", RECORD_BYTES).param("raft_transport", transport.name()).param("brokers", 3)
+            .param("replication_factor", 3);
+
+        final Path dir = Files.createTempDirectory("sluice-writes-bench");
+        try
+        {
+            final double bare = bare(run, dir.resolve("bare"), transport, batch, window, warmupSeconds, seconds);
+            final double[] project = project(run, dir.resolve("project"), transport, batch, window, warmupSeconds,
+                seconds);
+            run.result("project_records_per_s", Math.round(project[0]))
+                .result("bare_ratis_records_per_s", Math.round(bare))
+                .result("export_records_per_s", Math.round(project[1]))
+                .ratio(project[0] / bare);
+            run.finish();
+        }
+        finally
+        {
+            deleteRecursively(dir);
+        }
+        System.exit(0);
+    }
+
+    // ------------------------------------------------------------------------------------------- project
+
+    private static double[] project(final BenchmarkRun run, final Path dataDir, final BrokerConfig.RaftTransport transport,
+        final int batch, final int window, final int warmupSeconds, final int seconds) throws Exception
+    {
+        final PartitionDistribution distribution = new PartitionDistribution(freeAddresses(3), 1, 3);
+        final Map<String, ExporterConfig> exporters = Map.of(FileExporter.TYPE,
+            new ExporterConfig(FileExporter.TYPE, FileExporter.TYPE, Map.of()));
+        final List<Broker> brokers = new ArrayList<>();
+        try (TransportClient client = new TransportClient(TransportConfig.defaults()))
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)
+                    .withRaftTransport(transport)));
+            }
+            final int leader = awaitLeader(brokers);
+            final InetSocketAddress address = new InetSocketAddress("127.0.0.1",
+                distribution.commandAddress(leader).getPort());
+            final MessageWriter request = appendRequest(batch);
+            final PartitionStateMachine state = brokers.get(leader).partition(1).stateMachine();
+
+            final Load load = (semaphore, committed) ->
+            {
+                semaphore.acquireUninterruptibly();
+                client.send(address, request, Duration.ofSeconds(30)).whenComplete((response, error) ->
+                {
+                    semaphore.release();
+                    if (error == null && isAppended(response))
+                    {
+                        committed.addAndGet(batch);
+                    }
+                });
+            };
+            drive(run, "project warmup", load, window, warmupSeconds);
+            final long exportedAtStart = state.exportedPosition();
+            final long startNs = System.nanoTime();
+            final double recordsPerS = drive(run, "project", load, window, seconds);
+            final long last = state.lastPosition();
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (state.exportedPosition() < last && System.nanoTime() < deadline)
+            {
+                Thread.sleep(10);
+            }
+            final double exportSeconds = (System.nanoTime() - startNs) / 1e9;
+            final double exportPerS = (state.exportedPosition() - exportedAtStart) / exportSeconds;
+            run.log("project: %.0f committed records/s, exporter acknowledged %.0f records/s (%d exported of %d)",
+                recordsPerS, exportPerS, state.exportedPosition(), last);
+            return new double[] {recordsPerS, exportPerS};
+        }
+        finally
+        {
+            brokers.forEach(Broker::close);
+        }
+    }
+
+    private static boolean isAppended(final DirectBuffer response)
+    {
+        return new MessageHeaderDecoder().wrap(response, 0).templateId() == AppendResponseDecoder.TEMPLATE_ID;
+    }
+
+    private static int awaitLeader(final List<Broker> brokers) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline)
+        {
+            for (final Broker broker : brokers)
+            {
+                final Partition partition = broker.partition(1);
+                if (partition.status().role() == PartitionRole.LEADER && partition.director().isActive())
+                {
+                    return broker.nodeId();
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("no leader of partition 1 within 60 s");
+    }
+
+    private static MessageWriter appendRequest(final int batch)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(batch * (RECORD_BYTES + 32));
+        final AppendRequestEncoder encoder = new AppendRequestEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .partitionId(1);
+        final AppendRequestEncoder.RecordsEncoder records = encoder.recordsCount(batch);
+        final byte[] payload = ("{\"v\":\"" + "x".repeat(RECORD_BYTES - 8) + "\"}").getBytes();
+        for (int i = 0; i < batch; i++)
+        {
+            records.next().timestamp(System.currentTimeMillis()).key("").putPayload(payload, 0, payload.length);
+        }
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()];
+        buffer.getBytes(0, bytes);
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return bytes.length;
+            }
+
+            public void write(final MutableDirectBuffer target, final int offset)
+            {
+                target.putBytes(offset, bytes);
+            }
+        };
+    }
+
+    // ------------------------------------------------------------------------------------------- bare Ratis
+
+    private static double bare(final BenchmarkRun run, final Path dataDir, final BrokerConfig.RaftTransport transport,
+        final int batch, final int window, final int warmupSeconds, final int seconds) throws Exception
+    {
+        final List<InetSocketAddress> addresses = freeAddresses(3);
+        final PartitionDistribution distribution = new PartitionDistribution(addresses, 1, 3);
+        final RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes("bare".getBytes()));
+        final List<RaftPeer> peers = new ArrayList<>();
+        for (int b = 0; b < 3; b++)
+        {
+            final InetSocketAddress raft = distribution.raftAddress(b);
+            peers.add(RaftPeer.newBuilder().setId(Partition.peerId(b))
+                .setAddress(raft.getHostString() + ":" + raft.getPort()).build());
+        }
+        final RaftGroup group = RaftGroup.valueOf(groupId, peers);
+        final List<RaftServer> servers = new ArrayList<>();
+        try
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                final BrokerConfig config = BrokerConfig.of(b, distribution, dataDir, Map.of()).withRaftTransport(transport);
+                final InetSocketAddress raft = distribution.raftAddress(b);
+                final RaftServer server = RaftServer.newBuilder()
+                    .setServerId(Partition.peerId(b))
+                    .setGroup(group)
+                    .setStateMachine(new CountingStateMachine())
+                    .setProperties(Broker.serverProperties(config,
+                        new InetSocketAddress(raft.getHostString(), raft.getPort())))
+                    .setOption(RaftStorage.StartupOption.FORMAT)
+                    .build();
+                server.start();
+                servers.add(server);
+            }
+            RaftServer leader = null;
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (leader == null && System.nanoTime() < deadline)
+            {
+                for (final RaftServer server : servers)
+                {
+                    if (server.getDivision(groupId).getInfo().isLeaderReady())
+                    {
+                        leader = server;
+                    }
+                }
+                Thread.sleep(50);
+            }
+            if (leader == null)
+            {
+                throw new IllegalStateException("bare Ratis group elected no leader within 60 s");
+            }
+            // The same bytes per entry as the broker's append entry of one batch.
+            final byte[] entry = new byte[batch * (RECORD_BYTES + 16) + 12];
+            final Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(entry));
+            final RaftServer target = leader;
+            final ClientId clientId = ClientId.randomId();
+            final AtomicLong callIds = new AtomicLong();
+            final Load load = (semaphore, committed) ->
+            {
+                semaphore.acquireUninterruptibly();
+                final RaftClientRequest request = RaftClientRequest.newBuilder()
+                    .setClientId(clientId).setServerId(target.getId()).setGroupId(groupId)
+                    .setCallId(callIds.incrementAndGet()).setMessage(message)
+                    .setType(RaftClientRequest.writeRequestType()).build();
+                CompletableFuture<RaftClientReply> reply;
+                try
+                {
+                    reply = target.submitClientRequestAsync(request);
+                }
+                catch (final IOException e)
+                {
+                    reply = CompletableFuture.failedFuture(e);
+                }
+                reply.whenComplete((r, error) ->
+                {
+                    semaphore.release();
+                    if (error == null && r.isSuccess())
+                    {
+                        committed.addAndGet(batch);
+                    }
+                });
+            };
+            drive(run, "bare warmup", load, window, warmupSeconds);
+            final double recordsPerS = drive(run, "bare", load, window, seconds);
+            run.log("bare Ratis: %.0f committed records/s", recordsPerS);
+            return recordsPerS;
+        }
+        finally
+        {
+            for (final RaftServer server : servers)
+            {
+                server.close();
+            }
+        }
+    }
+
+    /** Applies entries and does nothing else: the floor any Ratis state machine pays. */
+    private static final class CountingStateMachine extends BaseStateMachine
+    {
+        @Override
+        public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
+        {
+            final LogEntryProto entry = trx.getLogEntry();
+            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+            return CompletableFuture.completedFuture(Message.EMPTY);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- load
+
+    @FunctionalInterface
+    private interface Load
+    {
+        void sendOne(Semaphore window, AtomicLong committed);
+    }
+
+    /** Keeps {@code window} batches in flight for {@code seconds}; returns committed records/s. */
+    private static double drive(final BenchmarkRun run, final String phase, final Load load, final int window,
+        final int seconds) throws InterruptedException
+    {
+        final Semaphore semaphore = new Semaphore(window);
+        final AtomicLong committed = new AtomicLong();
+        final long startNs = System.nanoTime();
+        final long endNs = startNs + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < endNs)
+        {
+            load.sendOne(semaphore, committed);
+        }
+        final long counted = committed.get();
+        final double elapsed = (System.nanoTime() - startNs) / 1e9;
+        semaphore.tryAcquire(window, 30, TimeUnit.SECONDS);
+        final double rate = counted / elapsed;
+        run.log("%s: %d records committed in %.1f s", phase, counted, elapsed);
+        return rate;
+    }
+
+    private static List<InetSocketAddress> freeAddresses(final int count) throws IOException
+    {
+        final List<InetSocketAddress> addresses = new ArrayList<>();
+        while (addresses.size() < count)
+        {
+            final int port;
+            try (ServerSocket socket = new ServerSocket(0))
+            {
+                port = socket.getLocalPort();
+            }
+            boolean nextFree;
+            try (ServerSocket socket = new ServerSocket(port + 1))
+            {
+                nextFree = true;
+            }
+            catch (final IOException e)
+            {
+                nextFree = false;
+            }
+            if (nextFree && addresses.stream().noneMatch((a) -> Math.abs(a.getPort() - port) <= 1))
+            {
+                addresses.add(InetSocketAddress.createUnresolved("127.0.0.1", port));
+            }
+        }
+        return addresses;
+    }
+
+    private static void deleteRecursively(final Path path) throws IOException
+    {
+        if (!Files.exists(path))
+        {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(path))
+        {
+            for (final Path p : walk.sorted(Comparator.reverseOrder()).toList())
+            {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
