@@ -85,7 +85,7 @@ public final class SluiceMain
         }
         try
         {
-            return new Launch(EXIT_OK, builder.logStartupInfo(false).run(rest));
+            return new Launch(EXIT_OK, builder.run(rest));
         }
         catch (final RuntimeException | Error e)
         {

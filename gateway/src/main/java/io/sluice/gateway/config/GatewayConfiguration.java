@@ -9,8 +9,10 @@ import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.event.ContextClosedEvent;
 
 import java.time.Clock;
 import java.util.OptionalInt;
@@ -62,6 +64,16 @@ public class GatewayConfiguration
     {
         return new PolledClusterTopology(
             distribution, brokerClient, gateway.getTopologyPollInterval(), gateway.getTopologyPollTimeout());
+    }
+
+    /**
+     * Stops polling as soon as the context starts closing, so brokers embedded in the same JVM (standalone)
+     * can stop without the gateway reporting each one as lost.
+     */
+    @Bean
+    public ApplicationListener<ContextClosedEvent> stopTopologyPollingOnClose(final PolledClusterTopology topology)
+    {
+        return event -> topology.close();
     }
 
     @Bean
