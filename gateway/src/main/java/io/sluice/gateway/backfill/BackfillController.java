@@ -64,7 +64,7 @@ public class BackfillController
     @GetMapping(path = "/backfills", produces = MediaType.APPLICATION_JSON_VALUE)
     public CompletableFuture<ResponseEntity<Object>> list()
     {
-        return call(s -> s.list().thenApply(views -> new BackfillList(views)), HttpStatus.OK);
+        return call(BackfillService::list, HttpStatus.OK);
     }
 
     @GetMapping(path = "/backfills/{backfillId}", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -77,11 +77,6 @@ public class BackfillController
     public CompletableFuture<ResponseEntity<Object>> cancel(@PathVariable("backfillId") final String backfillId)
     {
         return call(s -> s.cancel(backfillId), HttpStatus.OK);
-    }
-
-    /** {@code GET /actuator/backfills}: newest first. */
-    public record BackfillList(List<BackfillView> backfills)
-    {
     }
 
     /** A start that reset some partitions but not all: the error body plus what was registered. */

@@ -384,8 +384,11 @@ public class BackfillService
 
     // ------------------------------------------------------------------------------------------ views
 
-    /** Every backfill the leaders hold (and the empty ones this gateway started), newest first. */
-    public CompletableFuture<List<BackfillView>> list()
+    /**
+     * Every backfill the leaders hold (and the empty ones this gateway started), newest first; partitions
+     * whose leader could not be asked are listed, as their tasks are missing.
+     */
+    public CompletableFuture<BackfillList> list()
     {
         final Map<Integer, Integer> leaders = leaders();
         return statusOfEveryPartition(leaders, "").thenApply(answers ->
@@ -407,7 +410,7 @@ public class BackfillService
                 views.addAll(emptyBackfills.values());
             }
             views.sort((a, b) -> Long.compare(b.createdAtMs(), a.createdAtMs()));
-            return List.copyOf(views);
+            return new BackfillList(List.copyOf(views), List.copyOf(unavailable));
         });
     }
 

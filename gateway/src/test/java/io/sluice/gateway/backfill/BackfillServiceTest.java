@@ -246,7 +246,7 @@ class BackfillServiceTest
                 BackfillView.Task::progress)
             .containsExactly(tuple(1, 100L, 1.0), tuple(2, 150L, 0.5), tuple(3, 10L, 0.0));
         assertThat(view.unavailablePartitions()).isEmpty();
-        assertThat(service.list().join()).extracting(BackfillView::backfillId).containsExactlyInAnyOrder("b", "other");
+        assertThat(service.list().join().backfills()).extracting(BackfillView::backfillId).containsExactlyInAnyOrder("b", "other");
     }
 
     @Test
