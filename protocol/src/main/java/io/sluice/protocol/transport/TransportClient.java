@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.sluice.protocol.transport.TransportServer.describe;
@@ -54,6 +55,10 @@ public final class TransportClient implements AutoCloseable
      * than half the throughput.
      */
     private static final long TIMEOUT_TICK_NS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<Connection> PENDING_COUNT =
+        (AtomicIntegerFieldUpdater)AtomicIntegerFieldUpdater.newUpdater(Connection.class, "pendingCount");
 
     private final TransportConfig config;
     private final EventLoopGroup group;
@@ -108,7 +113,16 @@ public final class TransportClient implements AutoCloseable
         }
 
         final long correlationId = correlationIds.incrementAndGet();
-        final ByteBuf frame = Frames.encode(ByteBufAllocator.DEFAULT, correlationId, request, length);
+        final ByteBuf frame;
+        try
+        {
+            frame = Frames.encode(ByteBufAllocator.DEFAULT, correlationId, request, length);
+        }
+        catch (final RuntimeException e)
+        {
+            return CompletableFuture.failedFuture(
+                new TransportException("cannot encode request to " + describe(remote) + ": " + e, e));
+        }
         final PendingRequest pending = new PendingRequest(connection, correlationId, frame, System.nanoTime(), timeoutNs);
         final EventLoop loop = connection.channel.eventLoop();
         if (loop.inEventLoop())
@@ -290,6 +304,7 @@ public final class TransportClient implements AutoCloseable
         private final ChannelFuture connectFuture;
         private final Long2ObjectHashMap<PendingRequest> pending = new Long2ObjectHashMap<>();
         private final List<PendingRequest> awaitingConnect = new ArrayList<>();
+        /** Written only on the I/O thread with release semantics (no fence per request), read by any thread. */
         private volatile int pendingCount;
         private volatile boolean dead;
         private volatile String failure = "not connected";
@@ -360,7 +375,7 @@ public final class TransportClient implements AutoCloseable
             peer.onDead(this, wasOpen);
             final List<PendingRequest> failed = new ArrayList<>(pending.values());
             pending.clear();
-            pendingCount = 0;
+            PENDING_COUNT.lazySet(this, 0);
             awaitingConnect.clear();
             for (final PendingRequest request : failed)
             {
@@ -384,13 +399,8 @@ public final class TransportClient implements AutoCloseable
                     ": limit " + config.maxInFlightPerConnection() + " (maxInFlightPerConnection) reached"));
                 return;
             }
-            if (request.deadlineNs - System.nanoTime() <= 0)
-            {
-                request.fail(request.timeoutException());
-                return;
-            }
             pending.put(request.correlationId, request);
-            pendingCount = pending.size();
+            PENDING_COUNT.lazySet(this, pending.size());
             if (!sweepScheduled)
             {
                 sweepScheduled = true;
@@ -426,7 +436,7 @@ public final class TransportClient implements AutoCloseable
             {
                 final PendingRequest request = expired.get(i);
                 pending.remove(request.correlationId);
-                pendingCount = pending.size();
+                PENDING_COUNT.lazySet(this, pending.size());
                 request.fail(request.timeoutException());
             }
             expired.clear();
@@ -454,7 +464,7 @@ public final class TransportClient implements AutoCloseable
                     correlationId, describe(peer.remote));
                 return;
             }
-            pendingCount = pending.size();
+            PENDING_COUNT.lazySet(this, pending.size());
             final byte[] copy = new byte[length];
             frames.getBytes(index, copy);
             request.complete(new UnsafeBuffer(copy));
