@@ -31,6 +31,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Reset an exporter to the latest positions and backfill the skipped ranges (issue 6): validation, planning,
@@ -64,6 +65,7 @@ public class BackfillService
     private final Clock clock;
     /** Backfills that had nothing to export: no broker holds them, so the gateway remembers them itself. */
     private final Map<String, BackfillView> emptyBackfills = new LinkedHashMap<>();
+    private final Set<String> startsInFlight = ConcurrentHashMap.newKeySet();
 
     @Autowired
     public BackfillService(
@@ -114,7 +116,24 @@ public class BackfillService
      */
     public CompletableFuture<BackfillView> start(final String exporterId, final String backfillTaskCount)
     {
-        return validateAndPlan(exporterId, backfillTaskCount, false).thenCompose(plan -> send(plan));
+        // One start per exporter at a time on this gateway, so two concurrent requests cannot both pass the
+        // 409 check and then split the partitions between them (the leaders refuse the loser, per partition).
+        if (!startsInFlight.add(exporterId))
+        {
+            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.CONFLICT,
+                "a reset of exporter '" + exporterId + "' is already in progress"));
+        }
+        final CompletableFuture<BackfillView> started;
+        try
+        {
+            started = validateAndPlan(exporterId, backfillTaskCount, false).thenCompose(plan -> send(plan));
+        }
+        catch (final RuntimeException e)
+        {
+            startsInFlight.remove(exporterId);
+            throw e;
+        }
+        return started.whenComplete((view, failure) -> startsInFlight.remove(exporterId));
     }
 
     private CompletableFuture<BackfillPlan> validateAndPlan(

@@ -63,6 +63,22 @@ class BackfillServiceTest
     }
 
     @Test
+    void aSecondStartOfTheSameExporterWhileTheFirstIsInFlightIs409()
+    {
+        final CompletableFuture<List<BackfillTaskStatus>> held = new CompletableFuture<>();
+        cluster.responder = call -> call.kind() == START ? held : cluster.answerAsLeader(call);
+        final CompletableFuture<BackfillView> first = service.start("file", null);
+
+        assertRefused(service.start("file", null), HttpStatus.CONFLICT, "a reset of exporter 'file' is already in progress");
+        assertThat(cluster.sent(START)).isEqualTo(6);
+
+        held.complete(List.of());
+        first.join();
+        cluster.responder = cluster::answerAsLeader;
+        assertThat(service.start("file", null).join().tasks()).hasSize(6);
+    }
+
+    @Test
     void aFinishedBackfillOfTheExporterDoesNotBlockANewOne()
     {
         cluster.hold(FakeBackfillCluster.task(4, "old", 3, BackfillState.SUCCEEDED, 1, 10, 10));
