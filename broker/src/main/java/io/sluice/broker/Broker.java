@@ -308,7 +308,11 @@ public final class Broker implements AutoCloseable
         }
     }
 
-    private static RaftProperties serverProperties(final BrokerConfig config, final InetSocketAddress raftAddress)
+    /**
+     * The Ratis server settings a broker runs with (public so benchmarks can run a bare Ratis state machine
+     * under exactly the same settings).
+     */
+    public static RaftProperties serverProperties(final BrokerConfig config, final InetSocketAddress raftAddress)
     {
         final RaftProperties properties = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(properties, List.of(config.brokerDir().resolve("raft").toFile()));
