@@ -77,9 +77,13 @@ public record GatewayAnswer(String method, String path, int status, String body,
             case 400:
                 return "fix the arguments";
             case 503:
-                return "retry the failed pairs with --retries N once their brokers are back";
+                return path.startsWith("/exporting/")
+                    ? "retry the failed pairs with --retries N once their brokers are back"
+                    : "check 'admin partitions' for unreachable brokers or partitions without a leader, then retry";
             case 504:
-                return "retry the timed-out pairs with --retries N";
+                return path.startsWith("/exporting/")
+                    ? "retry the timed-out pairs with --retries N"
+                    : "the brokers did not answer in time; retry";
             default:
                 return "";
         }

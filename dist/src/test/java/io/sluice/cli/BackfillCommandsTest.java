@@ -107,7 +107,8 @@ class BackfillCommandsTest
         final CliRun run = CliRun.run("backfill", "start", "file", "--gateway", gateway.url());
 
         assertThat(run.exitCode()).isEqualTo(ExitCode.FAILED);
-        assertThat(run.err()).contains("partition 3: no leader").contains("admin backfill status bf-8 --watch");
+        assertThat(run.err()).contains("partition 3: no leader").contains("admin backfill status bf-8 --watch")
+            .contains("admin partitions").doesNotContain("--retries");
     }
 
     @Test
