@@ -69,7 +69,14 @@ public final class TransportServer implements AutoCloseable
                 }
             });
 
-        final ChannelFuture bindFuture = bootstrap.bind(bind).awaitUninterruptibly();
+        final InetSocketAddress resolved = bind.isUnresolved() ? new InetSocketAddress(bind.getHostString(), bind.getPort()) : bind;
+        if (resolved.isUnresolved())
+        {
+            NettyIo.shutdown(workerGroup, config.shutdownTimeout());
+            NettyIo.shutdown(bossGroup, config.shutdownTimeout());
+            throw new TransportException("cannot bind transport server to " + describe(bind) + ": unknown host");
+        }
+        final ChannelFuture bindFuture = bootstrap.bind(resolved).awaitUninterruptibly();
         if (!bindFuture.isSuccess())
         {
             NettyIo.shutdown(workerGroup, config.shutdownTimeout());
@@ -86,6 +93,8 @@ public final class TransportServer implements AutoCloseable
     /**
      * Binds and starts serving.
      *
+     * @param bind the address to listen on; an unresolved one (as {@code PartitionDistribution} gives) is
+     *             resolved here, port 0 picks a free port.
      * @throws TransportException naming the address if it cannot be bound (for example a port in use).
      */
     public static TransportServer start(

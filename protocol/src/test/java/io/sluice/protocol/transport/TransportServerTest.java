@@ -60,6 +60,22 @@ class TransportServerTest
     }
 
     @Test
+    void bindsAnUnresolvedAddressAndNamesAnUnknownHost() throws Exception
+    {
+        try (TransportServer fromConfig = TransportServer.start(
+            InetSocketAddress.createUnresolved("localhost", 0), Echo.HANDLER, config))
+        {
+            assertThat(fromConfig.localAddress().getAddress().isLoopbackAddress()).isTrue();
+            assertThat(client.send(addressOf(fromConfig), text("ok"), TIMEOUT).get(20, TimeUnit.SECONDS).capacity())
+                .isEqualTo(2);
+        }
+        assertThatThrownBy(() -> TransportServer.start(
+            InetSocketAddress.createUnresolved("no-such-host.invalid", 26501), Echo.HANDLER, config))
+            .isInstanceOf(TransportException.class)
+            .hasMessageContaining("no-such-host.invalid:26501");
+    }
+
+    @Test
     void garbageBytesCloseOnlyThatConnection() throws Exception
     {
         assertServes();
