@@ -12,9 +12,10 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
-import org.springframework.web.bind.annotation.RequestParam;
 
 import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -38,12 +39,13 @@ public class ExportingController
     }
 
     @PostMapping(path = "/pause", produces = MediaType.APPLICATION_JSON_VALUE)
-    public CompletableFuture<ResponseEntity<ExportingOperationResult>> pause(
-        @RequestParam(name = "soft", required = false) final String soft, final HttpServletRequest request)
+    public CompletableFuture<ResponseEntity<ExportingOperationResult>> pause(final HttpServletRequest request)
         throws IOException
     {
-        final boolean isSoft = parseSoft(soft);
-        return service.pause(isSoft, readTargets(request)).thenApply(ExportingController::answer);
+        // The body first: reading a query parameter through the servlet API would consume a form-encoded body.
+        final Optional<List<PartitionReplica>> targets = readTargets(request);
+        final boolean isSoft = parseSoft(queryParameter(request, "soft"));
+        return service.pause(isSoft, targets).thenApply(ExportingController::answer);
     }
 
     @PostMapping(path = "/resume", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -82,8 +84,40 @@ public class ExportingController
 
     private Optional<List<PartitionReplica>> readTargets(final HttpServletRequest request) throws IOException
     {
-        // Read the raw body: no Content-Type is needed, and an empty body means every pair.
-        return targetsReader.read(request.getInputStream().readAllBytes());
+        // The raw body, whatever its Content-Type (curl -d sends a form type): an empty body means every pair.
+        final byte[] body = request.getInputStream().readAllBytes();
+        if (body.length == 0 && request.getContentLengthLong() > 0)
+        {
+            // Something parsed it as form parameters already; guessing "every pair" here would be wrong.
+            throw new InvalidTargetsException("the request body could not be read as JSON; send it with " +
+                "Content-Type: application/json");
+        }
+        return targetsReader.read(body);
+    }
+
+    /** A query-string parameter, read without touching the body; null when absent, "" when given without value. */
+    static String queryParameter(final HttpServletRequest request, final String name)
+    {
+        final String query = request.getQueryString();
+        if (query == null)
+        {
+            return null;
+        }
+        String value = null;
+        for (final String pair : query.split("&"))
+        {
+            final int equals = pair.indexOf('=');
+            final String key = URLDecoder.decode(equals < 0 ? pair : pair.substring(0, equals), StandardCharsets.UTF_8);
+            if (key.equals(name))
+            {
+                if (value != null)
+                {
+                    throw new InvalidTargetsException(name + " is given more than once");
+                }
+                value = equals < 0 ? "" : URLDecoder.decode(pair.substring(equals + 1), StandardCharsets.UTF_8);
+            }
+        }
+        return value;
     }
 
     private static boolean parseSoft(final String soft)

@@ -145,6 +145,21 @@ public class ExportingHttpTest
     }
 
     @Test
+    void aJsonBodySentAsAFormByCurlDashDStillNarrowsTheTargets() throws Exception
+    {
+        // curl -X POST url -d '{...}' sends Content-Type: application/x-www-form-urlencoded.
+        final String body = "{\"targets\": [{\"brokerId\": 0, \"partitionId\": 1}]}";
+
+        final HttpResponse<String> resume = post("/actuator/exporting/resume", body, "Content-Type", "application/x-www-form-urlencoded");
+        final HttpResponse<String> soft = post("/actuator/exporting/pause?soft=true", body, "Content-Type", "application/x-www-form-urlencoded");
+
+        assertThat(resume.statusCode()).as(resume.body()).isEqualTo(200);
+        assertThat(soft.statusCode()).as(soft.body()).isEqualTo(200);
+        assertThat(JSON.readTree(soft.body()).get("operation").asString()).isEqualTo("SOFT_PAUSE");
+        assertThat(client.calls).extracting(FakeBrokerClient.AdminCall::target).containsOnly(new PartitionReplica(0, 1)).hasSize(2);
+    }
+
+    @Test
     void malformedOrUnknownTargetsAre400WithAJsonErrorAndNothingIsSent() throws Exception
     {
         final List<String> bodies = List.of(
