@@ -36,6 +36,8 @@ fi
 
 mkdir -p qa/target/bench
 # shellcheck disable=SC2086
-exec java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED ${BENCH_JAVA_OPTS:-} \
+# A fixed starting heap: without it G1 resizes the young generation for the first minute and the
+# allocation-heavier side of a comparison pays for it.
+exec java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -Xms2g ${BENCH_JAVA_OPTS:-} \
   -Dsluice.bench.dir="$root/qa/target/bench" \
   -cp "qa/target/classes:$(cat "$classpath_file")" "io.sluice.qa.bench.${class}" "$@"
