@@ -2,13 +2,16 @@
 #
 # backup-hook.sh: pause exporting, run a backup command, and always resume exporting afterwards.
 #
-#   backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] -- <backup command...>
+#   backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] [--stop-timeout SECONDS]
+#                  -- <backup command...>
 #
 # Steps: 1. `admin exporting pause [--soft] --retries N` (only the failed pairs are retried);
 #        2. the backup command, only if the pause succeeded on every pair;
 #        3. `admin exporting resume --retries N`, always: after a failed pause (to undo a partial one),
-#           after a failed backup, and when this script gets SIGINT or SIGTERM (the backup command is
-#           sent SIGTERM first). Further signals are ignored while resuming.
+#           after a failed backup, and when this script gets SIGINT or SIGTERM: the running step (its
+#           whole process group) gets SIGTERM, and SIGKILL after --stop-timeout seconds (default 30), so
+#           a backup that ignores SIGTERM cannot hold exporting paused. Further signals are ignored
+#           while resuming.
 #
 # Exit codes: 0 everything succeeded; 2 usage error or no CLI found; 3 pause failed (backup not run);
 #             4 backup command failed; 5 resume failed (exporting may still be paused: act now);
@@ -21,8 +24,8 @@
 # The gateway and token may also come from SLUICE_GATEWAY and SLUICE_TOKEN (the token is never put
 # on a command line, where ps would show it).
 #
-# --print-plan prints the calls it would make, tab-separated (cli, pause, backup, resume lines), and
-# exits; tests use it to check the Kubernetes CronJob's arguments against the real CLI.
+# --print-plan prints the calls it would make, tab-separated (cli, pause, backup, resume and
+# stop-timeout lines), and exits; tests use it to check the Kubernetes CronJob's arguments against the real CLI.
 
 set -u -o pipefail
 
@@ -32,11 +35,12 @@ readonly HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 usage()
 {
     cat <<USAGE
-usage: backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] [--print-plan] -- <backup command...>
+usage: backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] [--stop-timeout SECONDS] [--print-plan] -- <backup command...>
   --soft              soft pause: exporters keep exporting, positions are not acknowledged (nothing is compacted)
   --retries N         retries of the failed or timed-out pairs, for the pause and for the resume (default 3)
   --gateway URL       management URL of the gateway (default: \$SLUICE_GATEWAY or http://127.0.0.1:9600)
   --timeout DURATION  timeout of one call to the gateway, e.g. 30s (default: the CLI's)
+  --stop-timeout S    on SIGINT/SIGTERM, seconds between SIGTERM and SIGKILL of the running step (default 30)
   --print-plan        print the calls it would make and exit
 exit: 0 ok, 2 usage, 3 pause failed (no backup), 4 backup failed, 5 resume failed, 130/143 interrupted
 USAGE
@@ -53,6 +57,7 @@ soft=0
 retries=3
 gateway=""
 timeout=""
+stop_timeout=30
 print_plan=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -72,6 +77,13 @@ while [[ $# -gt 0 ]]; do
             [[ $# -ge 2 && -n "$2" ]] || usage_error "--timeout needs a duration, e.g. 30s"
             timeout="$2"; shift 2 ;;
         --timeout=*) timeout="${1#*=}"; shift ;;
+        --stop-timeout)
+            [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || usage_error "--stop-timeout needs a number of seconds"
+            stop_timeout="$2"; shift 2 ;;
+        --stop-timeout=*)
+            stop_timeout="${1#*=}"
+            [[ "$stop_timeout" =~ ^[0-9]+$ ]] || usage_error "--stop-timeout needs a number of seconds"
+            shift ;;
         --print-plan) print_plan=1; shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; break ;;
@@ -111,7 +123,7 @@ resume_args=(exporting resume "${common[@]}")
 
 if [[ $print_plan -eq 1 ]]; then
     (IFS=$'\t'; echo "cli	${cli[*]}"; echo "pause	${pause_args[*]}"; echo "backup	${backup_command[*]}";
-     echo "resume	${resume_args[*]}")
+     echo "resume	${resume_args[*]}"; echo "stop-timeout	${stop_timeout}")
     exit 0
 fi
 
@@ -120,8 +132,10 @@ child=""
 pause_attempted=0
 resumed=0
 
-# Runs a command in the background and waits, so that a signal interrupts the wait at once and the
-# trap can stop the child and resume (a foreground child would delay the trap until it ends).
+# Each step runs in the background in its own process group (job control), and the script waits for
+# it: a signal then interrupts the wait at once (a foreground child would delay the trap until it
+# ends), and the trap can stop the step with everything it started.
+set -m
 run_child()
 {
     "$@" &
@@ -165,8 +179,17 @@ on_signal()
     local name=$1 code=$2
     trap '' INT TERM
     echo "$PROG: interrupted by SIG$name during the $step step; stopping it and resuming exporting" >&2
-    if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then
-        kill -TERM "$child" 2>/dev/null
+    if [[ -n "$child" ]] && kill -0 -- "-$child" 2>/dev/null; then
+        kill -TERM -- "-$child" 2>/dev/null
+        local waited=0
+        while kill -0 -- "-$child" 2>/dev/null && [[ $waited -lt $((stop_timeout * 10)) ]]; do
+            sleep 0.1
+            waited=$((waited + 1))
+        done
+        if kill -0 -- "-$child" 2>/dev/null; then
+            echo "$PROG: the $step step ignored SIGTERM for ${stop_timeout}s; killing it" >&2
+            kill -KILL -- "-$child" 2>/dev/null
+        fi
         wait "$child" 2>/dev/null
     fi
     resume_and_exit "$code"

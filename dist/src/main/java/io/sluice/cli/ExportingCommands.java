@@ -10,8 +10,8 @@ import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 
 /** {@code admin exporting pause|resume|status}: CONTRACT §3 "Exporting control". */
@@ -194,10 +194,9 @@ final class ExportingCommands implements Callable<Integer>
         }
     }
 
+    /** The pairs in partition-then-broker order (the gateway's), each once. */
     static List<TargetPair> sorted(final List<TargetPair> pairs)
     {
-        final List<TargetPair> copy = new ArrayList<>(pairs);
-        Collections.sort(copy);
-        return copy;
+        return new ArrayList<>(new TreeSet<>(pairs));
     }
 }

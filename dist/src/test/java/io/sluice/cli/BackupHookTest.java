@@ -93,6 +93,28 @@ class BackupHookTest
     }
 
     @Test
+    void aBackupIgnoringSigtermIsKilledWithEverythingItStartedAndExportingResumes() throws Exception
+    {
+        final BackupHook hook = new BackupHook(temp).withRecordingCli(0, 0);
+        final Path pidFile = temp.resolve("sleep.pid");
+
+        final Process process = hook.start("--stop-timeout", "1", "--",
+            "sh", "-c", "trap '' TERM; sleep 60 & echo $! > " + pidFile + "; wait; sleep 60");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(pidFile) && Files.size(pidFile) > 0);
+        final long sleepPid = Long.parseLong(Files.readString(pidFile).strip());
+
+        new ProcessBuilder("kill", "-TERM", Long.toString(process.pid())).inheritIO().start().waitFor();
+
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("hook ended").isTrue();
+        assertThat(process.exitValue()).as(hook.err()).isEqualTo(143);
+        assertThat(hook.err()).contains("the backup step ignored SIGTERM for 1s; killing it");
+        assertThat(hook.calls()).containsExactly(
+            "admin exporting pause --retries 3", "admin exporting resume --retries 3");
+        final Optional<ProcessHandle> sleep = ProcessHandle.of(sleepPid);
+        await().atMost(Duration.ofSeconds(10)).until(() -> sleep.map(handle -> !handle.isAlive()).orElse(true));
+    }
+
+    @Test
     void usageErrorsExitTwoAndTouchNothing() throws Exception
     {
         final BackupHook hook = new BackupHook(temp).withRecordingCli(0, 0);
@@ -100,6 +122,7 @@ class BackupHookTest
         assertThat(hook.run(RUN_TIMEOUT, "--retries", "x", "--", "true")).isEqualTo(2);
         assertThat(hook.err()).contains("--retries needs a number");
         assertThat(hook.run(RUN_TIMEOUT, "--bogus", "--", "true")).isEqualTo(2);
+        assertThat(hook.run(RUN_TIMEOUT, "--stop-timeout", "soon", "--", "true")).isEqualTo(2);
         assertThat(hook.run(RUN_TIMEOUT, "--soft")).isEqualTo(2);
         assertThat(hook.err()).contains("no backup command given after --");
         assertThat(hook.calls()).isEmpty();

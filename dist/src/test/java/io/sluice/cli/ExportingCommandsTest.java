@@ -165,7 +165,7 @@ class ExportingCommandsTest
     void targetOptionActsOnThosePairsOnly()
     {
         final CliRun run = CliRun.run(
-            "exporting", "resume", "--target", "1:1", "--target", "2:2", "--gateway", gateway.url());
+            "exporting", "resume", "--target", "2:2", "--target", "1:1", "--target", "2:2", "--gateway", gateway.url());
 
         assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCode.SUCCEEDED);
         final FakeGateway.Request post = gateway.requests("POST", "/actuator/exporting/resume").get(0);

@@ -367,6 +367,9 @@ class KubernetesManifestsTest
             assertThat(service.getSpec().getPorts()).extracting(ServicePort::getPort).contains(uri.getPort());
             assertThat(uri.getPort()).isEqualTo(MANAGEMENT_PORT);
         }
+        // After SIGTERM the hook needs the stop timeout, then time to resume (rounds of ~5 s plus backoff).
+        final long stopTimeout = Long.parseLong(plan.get("stop-timeout").get(0));
+        assertThat(template.getSpec().getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(stopTimeout + 60);
         assertThat(env(container, "SLUICE_TOKEN").getValueFrom().getSecretKeyRef().getName())
             .isEqualTo(SECRET_CREATED_BY_OPERATOR);
 
