@@ -107,6 +107,11 @@ class BrokerReplicationTest
         }
         for (int b = 0; b < 4; b++)
         {
+            final Broker broker = cluster.brokers[b];
+            org.awaitility.Awaitility.await("broker " + b + " applied every record")
+                .atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> broker.partitions().values().stream()
+                    .allMatch((partition) -> partition.stateMachine().lastPosition() == 5));
             final TopologyResponseDecoder topology = cluster.topology(b);
             final List<Integer> hosted = new ArrayList<>();
             for (final TopologyResponseDecoder.PartitionsDecoder partition : topology.partitions())

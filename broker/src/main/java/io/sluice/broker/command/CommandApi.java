@@ -22,6 +22,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -105,9 +106,8 @@ public final class CommandApi implements RequestHandler
             return;
         }
 
-        // First pass: validate every length against the frame and size the entry.
-        int entryLength = d.entryHeader.encodedLength() + AppendEntryEncoder.BLOCK_LENGTH +
-            AppendEntryEncoder.RecordsEncoder.sbeHeaderSize();
+        // First pass: validate every length against the frame and size the records.
+        long elementsLength = 0;
         for (final AppendRequestDecoder.RecordsDecoder record : records)
         {
             record.timestamp();
@@ -115,35 +115,44 @@ public final class CommandApi implements RequestHandler
             record.skipKey();
             final int payloadLength = record.payloadLength();
             record.skipPayload();
-            entryLength += AppendEntryEncoder.RecordsEncoder.sbeBlockLength() +
-                AppendEntryEncoder.RecordsEncoder.keyHeaderLength() + keyLength +
+            if (keyLength < 0 || payloadLength < 0)
+            {
+                malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
+                    ": negative key or payload length");
+                return;
+            }
+            elementsLength += AppendEntryEncoder.RecordsEncoder.sbeBlockLength() +
+                AppendEntryEncoder.RecordsEncoder.keyHeaderLength() + (long)keyLength +
                 AppendEntryEncoder.RecordsEncoder.payloadHeaderLength() + payloadLength;
         }
-
-        if (request.limit() > d.view.capacity())
+        if (request.limit() > d.view.capacity() || elementsLength > d.view.capacity())
         {
             malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
                 ": append request lengths run " + (request.limit() - d.view.capacity()) + " bytes past the frame");
             return;
         }
 
-        // Second pass: copy into the entry.
-        final AppendRequestDecoder.RecordsDecoder again = request.sbeRewind().records();
-        final byte[] entry = new byte[entryLength];
-        final UnsafeBuffer entryBuffer = new UnsafeBuffer(entry);
-        final AppendEntryEncoder.RecordsEncoder out = d.entry.wrapAndApplyHeader(entryBuffer, 0, d.entryHeader)
-            .recordsCount(count);
-        for (final AppendRequestDecoder.RecordsDecoder record : again)
+        // Second pass: copy the records as AppendEntry group elements (timestamp, key, payload).
+        final byte[] elements = new byte[(int)elementsLength];
+        final UnsafeBuffer out = new UnsafeBuffer(elements);
+        int cursor = 0;
+        for (final AppendRequestDecoder.RecordsDecoder record : request.sbeRewind().records())
         {
-            out.next().timestamp(record.timestamp());
+            out.putLong(cursor, record.timestamp(), ByteOrder.LITTLE_ENDIAN);
+            cursor += Long.BYTES;
             final int keyLength = record.keyLength();
-            record.wrapKey(d.keyView);
-            out.putKey(d.keyView, 0, keyLength);
-            record.wrapPayload(d.payloadView);
-            out.putPayload(d.payloadView, 0, d.payloadView.capacity());
+            out.putInt(cursor, keyLength, ByteOrder.LITTLE_ENDIAN);
+            cursor += Integer.BYTES;
+            record.getKey(out, cursor, keyLength);
+            cursor += keyLength;
+            final int payloadLength = record.payloadLength();
+            out.putInt(cursor, payloadLength, ByteOrder.LITTLE_ENDIAN);
+            cursor += Integer.BYTES;
+            record.getPayload(out, cursor, payloadLength);
+            cursor += payloadLength;
         }
 
-        partition.append(entry).whenComplete((positions, error) ->
+        partition.append(elements, count).whenComplete((positions, error) ->
         {
             if (error != null)
             {
@@ -267,8 +276,5 @@ public final class CommandApi implements RequestHandler
         final AppendRequestDecoder append = new AppendRequestDecoder();
         final AdminRequestDecoder admin = new AdminRequestDecoder();
         final TopologyRequestDecoder topology = new TopologyRequestDecoder();
-        final io.sluice.broker.log.codecs.MessageHeaderEncoder entryHeader =
-            new io.sluice.broker.log.codecs.MessageHeaderEncoder();
-        final AppendEntryEncoder entry = new AppendEntryEncoder();
     }
 }

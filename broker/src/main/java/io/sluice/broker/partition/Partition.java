@@ -61,6 +61,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final Duration adminTimeout;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
+    private final AppendBatcher batcher = new AppendBatcher(this::appendEntry);
     private volatile RaftServer server;
     private RaftClient raftClient;
     private volatile boolean closed;
@@ -230,11 +231,23 @@ public final class Partition implements PartitionListener, AutoCloseable
     // ------------------------------------------------------------------------------------------- commands
 
     /**
-     * Appends an encoded {@code AppendEntry} on the local leader; completes with {firstPosition, count} once
-     * committed by a quorum and applied here. Fails with {@link PartitionException} (NOT_LEADER with the
-     * known leader, UNAVAILABLE).
+     * Appends records on the local leader, coalesced with concurrent appends into few entries; completes
+     * with {firstPosition, count} once committed by a quorum and applied here. Fails with
+     * {@link PartitionException} (NOT_LEADER with the known leader, UNAVAILABLE).
+     *
+     * @param elements the records encoded as {@code AppendEntry.records} group elements.
      */
-    public CompletableFuture<long[]> append(final byte[] entry)
+    public CompletableFuture<long[]> append(final byte[] elements, final int count)
+    {
+        final RaftServer.Division division = division();
+        if (division != null && !division.getInfo().isLeader())
+        {
+            return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
+        }
+        return batcher.append(elements, count);
+    }
+
+    private CompletableFuture<long[]> appendEntry(final byte[] entry)
     {
         final RaftServer.Division division = division();
         if (division == null || closed)
