@@ -25,7 +25,8 @@ import java.util.function.Function;
  * {@link BrokerClient} over the SBE transport.
  * <p>
  * Appends go to the partition's leader as the {@link LeaderLookup} knows it, then follow NOT_LEADER hints,
- * and otherwise walk the partition's replicas with a small backoff until the deadline. Admin and topology
+ * and otherwise walk the partition's replicas with a small backoff until the deadline. An attempt that times
+ * out is tried again (possibly elsewhere), so a retried batch may be committed twice: delivery is at least once. Admin and topology
  * requests go to exactly one broker and are never retried. Thread-safe; callbacks run on transport threads
  * or on the one backoff thread and never block.
  */
@@ -34,6 +35,8 @@ public final class SbeBrokerClient implements BrokerClient
     /** Pause before trying again after a refused or unreachable leader, so an election can finish. */
     static final long RETRY_BACKOFF_MS = 50;
     static final long MAX_RETRY_BACKOFF_MS = 400;
+    /** Shortest deadline of one append attempt within the caller's deadline. */
+    static final Duration MIN_ATTEMPT_TIMEOUT = Duration.ofSeconds(1);
 
     private final TransportClient transport;
     private final PartitionDistribution distribution;
@@ -182,7 +185,9 @@ public final class SbeBrokerClient implements BrokerClient
             }
             attempt++;
             final int brokerId = pickBroker(hintedLeader);
-            send(brokerId, request, Duration.ofNanos(remainingNanos),
+            // Half the time left (at least MIN_ATTEMPT_TIMEOUT): a hung leader leaves time to try its successor.
+            final long attemptNanos = Math.min(remainingNanos, Math.max(remainingNanos / 2, MIN_ATTEMPT_TIMEOUT.toNanos()));
+            send(brokerId, request, Duration.ofNanos(attemptNanos),
                 buffer -> ResponseDecoders.get().decodeAppend(buffer, brokerId, partitionId))
                 .whenComplete((appended, error) ->
                 {
@@ -262,8 +267,8 @@ public final class SbeBrokerClient implements BrokerClient
             }
             if (error instanceof RequestTimeoutException)
             {
-                result.completeExceptionally(new RequestTimeoutException(
-                    "partition " + partitionId + ": not committed within the deadline (" + lastFailure + ")"));
+                // The batch may still commit there (delivery is at least once); try again while time is left.
+                tryNext(-1);
                 return;
             }
             result.completeExceptionally(error);

@@ -94,6 +94,20 @@ class SbeBrokerClientTest
     }
 
     @Test
+    void appendMovesOnFromAHungLeaderBeforeTheDeadline() throws Exception
+    {
+        brokers.get(0).mode = FakeBroker.Mode.SILENT;
+        brokers.get(0).leading.put(1, true);
+        brokers.get(1).leading.put(1, true);
+        knownLeader = OptionalInt.of(0);
+
+        final AppendResult result = client.append(1, records(1), Duration.ofSeconds(6)).get();
+
+        assertThat(result.count()).isEqualTo(1);
+        assertThat(brokers.get(1).appendsReceived.get()).isEqualTo(1);
+    }
+
+    @Test
     void appendWithoutLeaderFailsAtTheDeadlineNamingThePartition()
     {
         final long started = System.nanoTime();
