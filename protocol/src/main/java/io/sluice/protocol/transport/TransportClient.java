@@ -371,8 +371,8 @@ public final class TransportClient implements AutoCloseable
             {
                 return;
             }
+            peer.onDead(this, wasOpen); // before dead is seen, so a sender that sees it also sees the backoff
             dead = true;
-            peer.onDead(this, wasOpen);
             final List<PendingRequest> failed = new ArrayList<>(pending.values());
             pending.clear();
             PENDING_COUNT.lazySet(this, 0);
