@@ -42,7 +42,9 @@ public final class BackfillTaskRunner implements Runnable
     private volatile boolean stopped;
     private volatile boolean done;
 
-    // Position state of the running attempt; touched only by the running thread.
+    // State of the running attempt; touched only by the running thread.
+    private BackfillExporter exporter;
+    private CompletableFuture<?> pendingCheckpoint = CompletableFuture.completedFuture(null);
     private long exportedPosition;
     private long expectedPosition;
 
@@ -163,6 +165,7 @@ public final class BackfillTaskRunner implements Runnable
                 {
                     return;
                 }
+                awaitQuietly(pendingCheckpoint); // record the failure after the last checkpoint, not before it
                 final BackfillTask now = registry.task(key);
                 if (now == null || now.isFinished())
                 {
@@ -196,7 +199,7 @@ public final class BackfillTaskRunner implements Runnable
         exportedPosition = task.exportedUpTo();
         long checkpointedPosition = exportedPosition;
         long lastCheckpointAtMs = clock.millis();
-        CompletableFuture<?> pendingCheckpoint = CompletableFuture.completedFuture(null);
+        pendingCheckpoint = CompletableFuture.completedFuture(null);
 
         try (BackfillExporter exporter = exporterFactory.open(task.exporterId(), partitionId, task))
         {
@@ -212,6 +215,7 @@ public final class BackfillTaskRunner implements Runnable
                 final int read;
                 try
                 {
+                    // Lock order: gate, then the record log's monitor; nothing takes them the other way round.
                     expectedPosition = exportedPosition + 1;
                     read = source.read(exportedPosition + 1, toPosition, config.batchRecords(), tracking);
                 }
@@ -243,6 +247,7 @@ public final class BackfillTaskRunner implements Runnable
             }
             if (stopped)
             {
+                awaitQuietly(pendingCheckpoint); // settle before reporting done (fails fast on a lost leadership)
                 return;
             }
             final long acknowledged = exporter.flush();
@@ -268,8 +273,6 @@ public final class BackfillTaskRunner implements Runnable
             this.exporter = null;
         }
     }
-
-    private BackfillExporter exporter;
 
     private void onRecordRead(final CommittedRecord record) throws Exception
     {
@@ -298,6 +301,22 @@ public final class BackfillTaskRunner implements Runnable
         catch (final TimeoutException e)
         {
             throw new TimeoutException("replicating a backfill entry took over " + config.replicateTimeoutMs() + " ms");
+        }
+    }
+
+    private void awaitQuietly(final CompletableFuture<?> future)
+    {
+        try
+        {
+            await(future);
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+        }
+        catch (final Exception e)
+        {
+            // a lost checkpoint only means more re-export from the previous one
         }
     }
 

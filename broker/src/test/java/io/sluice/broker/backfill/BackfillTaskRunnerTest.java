@@ -124,7 +124,7 @@ class BackfillTaskRunnerTest
             .filter(p -> p < 2_700).max().orElse(1_000);
         assertThat(exported.stream().filter(p -> p == checkpointBeforeFailure + 1).count())
             .as("the second attempt starts right after the last checkpoint (%s)", checkpointBeforeFailure)
-            .isEqualTo(2);
+            .isEqualTo(checkpointBeforeFailure + 1 < 2_700 ? 2 : 1);
         assertThat(exported.stream().filter(p -> p <= checkpointBeforeFailure).distinct().count())
             .isEqualTo(exported.stream().filter(p -> p <= checkpointBeforeFailure).count());
     }
@@ -247,8 +247,10 @@ class BackfillTaskRunnerTest
         final BackfillReplicator replicator = entry ->
             CompletableFuture.runAsync(() ->
             {
-                replicated.add(entry);
-                registry.apply(entry);
+                if (registry.apply(entry) == BackfillApplyOutcome.APPLIED)
+                {
+                    replicated.add(entry); // what the replicated state took
+                }
             });
         final BackfillSupervisor supervisor = new BackfillSupervisor(PARTITION, registry,
             new RecordLogBackfillSource(PARTITION, () -> log), factory, replicator, gate, config, Clock.systemUTC());
@@ -297,7 +299,7 @@ class BackfillTaskRunnerTest
             {
                 public void onRecord(final CommittedRecord record) throws Exception
                 {
-                    if (record.position() % 20 == 0)
+                    if (record.position() % 5 == 0)
                     {
                         Thread.sleep(1);
                     }
