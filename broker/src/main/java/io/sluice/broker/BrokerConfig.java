@@ -98,6 +98,13 @@ public record BrokerConfig(
             electionTimeoutMax, thresholdEntries, segmentBytes, exporterAckInterval, adminTimeout, exporterThreads);
     }
 
+    public BrokerConfig withExporters(final Map<String, ExporterConfig> configured)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, configured, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
+            exporterThreads);
+    }
+
     public BrokerConfig withAdminTimeout(final Duration timeout)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
