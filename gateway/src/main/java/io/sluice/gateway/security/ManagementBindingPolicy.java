@@ -4,9 +4,13 @@ import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import org.springframework.boot.EnvironmentPostProcessor;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.Environment;
 import org.springframework.core.env.MapPropertySource;
+import org.springframework.web.context.WebApplicationContext;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -15,11 +19,14 @@ import java.util.Map;
 /**
  * The management API can pause exporting cluster-wide, so without {@code sluice.management.token} it must
  * not be reachable from other hosts: with no token and no {@code management.server.address}, the management
- * server binds 127.0.0.1; with no token and a non-loopback address, the gateway refuses to start with one
- * line naming both settings. Runs after the configuration files are read; listed in
- * {@code META-INF/spring.factories}. Only servlet applications (the gateway) are concerned.
+ * server binds 127.0.0.1 (set as an environment post-processor, after the configuration files are read);
+ * with no token and a non-loopback address, the gateway refuses to start, before any port is bound, with
+ * one line naming both settings (checked as a context initializer, once logging is configured, so the
+ * launcher's one-line report is all an operator sees). Both are listed in {@code META-INF/spring.factories};
+ * only web applications (the gateway) are concerned.
  */
-public final class ManagementBindingPolicy implements EnvironmentPostProcessor, Ordered
+public final class ManagementBindingPolicy
+    implements EnvironmentPostProcessor, ApplicationContextInitializer<ConfigurableApplicationContext>, Ordered
 {
     public static final String ADDRESS_SETTING = "management.server.address";
     public static final String LOOPBACK = "127.0.0.1";
@@ -28,22 +35,30 @@ public final class ManagementBindingPolicy implements EnvironmentPostProcessor, 
     @Override
     public void postProcessEnvironment(final ConfigurableEnvironment environment, final SpringApplication application)
     {
-        if (application.getWebApplicationType() != WebApplicationType.SERVLET)
-        {
-            return;
-        }
-        final String token = environment.getProperty(ManagementAuthorizationFilter.TOKEN_SETTING);
-        if (token != null && !token.isBlank())
-        {
-            return;
-        }
-        final String address = environment.getProperty(ADDRESS_SETTING);
-        if (address == null || address.isBlank())
+        if (application.getWebApplicationType() == WebApplicationType.SERVLET &&
+            !hasToken(environment) && isBlank(environment.getProperty(ADDRESS_SETTING)))
         {
             environment.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE_NAME, Map.of(ADDRESS_SETTING, LOOPBACK)));
-            return;
         }
-        if (!isLoopback(address.trim()))
+    }
+
+    @Override
+    public void initialize(final ConfigurableApplicationContext context)
+    {
+        if (context instanceof WebApplicationContext)
+        {
+            check(context.getEnvironment());
+        }
+    }
+
+    /**
+     * @throws InvalidClusterConfigException naming {@value #ADDRESS_SETTING} and the token setting when the
+     *                                       management server would listen beyond loopback without a token.
+     */
+    public static void check(final Environment environment)
+    {
+        final String address = environment.getProperty(ADDRESS_SETTING);
+        if (!hasToken(environment) && !isBlank(address) && !isLoopback(address.trim()))
         {
             throw new InvalidClusterConfigException(ADDRESS_SETTING, "'" + address.trim() + "' is not a loopback address " +
                 "and " + ManagementAuthorizationFilter.TOKEN_SETTING + " is not set: set " +
@@ -51,10 +66,20 @@ public final class ManagementBindingPolicy implements EnvironmentPostProcessor, 
         }
     }
 
+    private static boolean hasToken(final Environment environment)
+    {
+        return !isBlank(environment.getProperty(ManagementAuthorizationFilter.TOKEN_SETTING));
+    }
+
+    private static boolean isBlank(final String value)
+    {
+        return value == null || value.isBlank();
+    }
+
     @Override
     public int getOrder()
     {
-        // After ConfigDataEnvironmentPostProcessor (application.properties, profiles).
+        // As a post-processor: after ConfigDataEnvironmentPostProcessor (application.properties, profiles).
         return Ordered.LOWEST_PRECEDENCE;
     }
 
