@@ -451,41 +451,41 @@ class ExportingControlTest
         });
     }
 
+    /** Waits until each of the broker's replicas has every position its partition's leader has. */
     private void awaitCaughtUp(final int brokerId)
     {
-        final AtomicReference<ExportingStatus> last = new AtomicReference<>();
+        final AtomicReference<String> lagging = new AtomicReference<>("no view yet");
         try
         {
-            awaitCaughtUp(brokerId, last);
+            Await.until("broker " + brokerId + " caught up with every leader", SluiceCluster.FAILOVER_TIMEOUT, () ->
+            {
+                final ExportingStatus status = cluster.client().exporting();
+                final List<String> behind = new ArrayList<>();
+                for (final Pair pair : cluster.pairsOf(brokerId))
+                {
+                    final Optional<Integer> leader = status.leaderOf(pair.partitionId());
+                    final PairState mine = status.pair(brokerId, pair.partitionId()).orElse(null);
+                    if (leader.isEmpty() || mine == null)
+                    {
+                        behind.add("partition " + pair.partitionId() + ": no leader or no state reported");
+                        continue;
+                    }
+                    final PairState leading = status.pair(leader.get(), pair.partitionId()).orElseThrow();
+                    if (mine.lastPosition() < leading.lastPosition())
+                    {
+                        behind.add("partition " + pair.partitionId() + " on broker " + brokerId + " at lastPosition " +
+                            mine.lastPosition() + " (state " + mine.state() + "), its leader broker " + leader.get() +
+                            " at " + leading.lastPosition());
+                    }
+                }
+                lagging.set(behind.toString());
+                return behind.isEmpty();
+            });
         }
         catch (final AssertionError ex)
         {
-            throw new AssertionError(ex.getMessage() + "; last view: " + last.get(), ex);
+            throw new AssertionError(ex.getMessage() + "; still behind: " + lagging.get(), ex);
         }
-    }
-
-    private void awaitCaughtUp(final int brokerId, final AtomicReference<ExportingStatus> last)
-    {
-        Await.until("broker " + brokerId + " caught up with every leader", SluiceCluster.FAILOVER_TIMEOUT, () ->
-        {
-            final ExportingStatus status = cluster.client().exporting();
-            last.set(status);
-            for (final Pair pair : cluster.pairsOf(brokerId))
-            {
-                final Optional<Integer> leader = status.leaderOf(pair.partitionId());
-                if (leader.isEmpty())
-                {
-                    return false;
-                }
-                final long leaderLast = status.pair(leader.get(), pair.partitionId()).orElseThrow().lastPosition();
-                final long mine = status.pair(brokerId, pair.partitionId()).orElseThrow().lastPosition();
-                if (mine < leaderLast)
-                {
-                    return false;
-                }
-            }
-            return true;
-        });
     }
 
     private static Map<Integer, Integer> leaders(final ExportingStatus status)
