@@ -69,7 +69,8 @@ public final class WritesBenchmark
     {
         final BenchmarkRun run = BenchmarkRun.start("writes", args);
         final int batch = run.choose("batch_records", 100, 100);
-        final int window = run.choose("in_flight_batches", 8, 8);
+        // 4 in flight: the broker coalesces appends only beyond 4 entries in flight, so both sides batch alike.
+        final int window = run.choose("in_flight_batches", 4, 4);
         final int seconds = run.choose("seconds_per_phase", 8, 30);
         final int warmupSeconds = run.choose("warmup_seconds", 3, 8);
         final BrokerConfig.RaftTransport transport = BrokerConfig.RaftTransport.valueOf(
@@ -78,15 +79,50 @@ public final class WritesBenchmark
             .param("replication_factor", 3);
 
         final Path dir = Files.createTempDirectory("sluice-writes-bench");
-        try
+        try (Side bare = bare(dir.resolve("bare"), transport, batch);
+            Side project = project(dir.resolve("project"), transport, batch))
         {
-            final double bare = bare(run, dir.resolve("bare"), transport, batch, window, warmupSeconds, seconds);
-            final double[] project = project(run, dir.resolve("project"), transport, batch, window, warmupSeconds,
-                seconds);
-            run.result("project_records_per_s", Math.round(project[0]))
-                .result("bare_ratis_records_per_s", Math.round(bare))
-                .result("export_records_per_s", Math.round(project[1]))
-                .ratio(project[0] / bare);
+            // Both clusters run side by side and take turns, so background load hits both alike.
+            drive(run, "bare warmup", bare, window, warmupSeconds);
+            drive(run, "project warmup", project, window, warmupSeconds);
+            final int sliceSeconds = 2;
+            final int rounds = Math.max(1, seconds / sliceSeconds);
+            double bareRecords = 0;
+            double bareSeconds = 0;
+            double projectRecords = 0;
+            double projectSeconds = 0;
+            long exported = 0;
+            for (int round = 0; round < rounds; round++)
+            {
+                final double[] b = drive(run, "bare round " + round, bare, window, sliceSeconds);
+                bareRecords += b[0];
+                bareSeconds += b[1];
+                final long exportedBefore = project.exportedPosition();
+                final double[] p = drive(run, "project round " + round, project, window, sliceSeconds);
+                projectRecords += p[0];
+                projectSeconds += p[1];
+                exported += project.exportedPosition() - exportedBefore;
+            }
+            // The exporter's backlog drains on its own; count it with the time it takes.
+            final long drainStartNs = System.nanoTime();
+            final long exportedBeforeDrain = project.exportedPosition();
+            final long deadline = drainStartNs + TimeUnit.SECONDS.toNanos(120);
+            while (project.exportedPosition() < project.lastPosition() && System.nanoTime() < deadline)
+            {
+                Thread.sleep(10);
+            }
+            exported += project.exportedPosition() - exportedBeforeDrain;
+            final double exportSeconds = projectSeconds + (System.nanoTime() - drainStartNs) / 1e9;
+
+            final double bareRate = bareRecords / bareSeconds;
+            final double projectRate = projectRecords / projectSeconds;
+            final double exportRate = exported / exportSeconds;
+            run.log("bare Ratis %.0f records/s, project %.0f records/s, file export %.0f records/s",
+                bareRate, projectRate, exportRate);
+            run.result("project_records_per_s", Math.round(projectRate))
+                .result("bare_ratis_records_per_s", Math.round(bareRate))
+                .result("export_records_per_s", Math.round(exportRate))
+                .ratio(projectRate / bareRate);
             run.finish();
         }
         finally
@@ -96,60 +132,75 @@ public final class WritesBenchmark
         System.exit(0);
     }
 
+    /** One system under load: sends one batch at a time within the window. */
+    private interface Side extends AutoCloseable
+    {
+        void sendOne(Semaphore window, AtomicLong committed);
+
+        default long exportedPosition()
+        {
+            return 0;
+        }
+
+        default long lastPosition()
+        {
+            return 0;
+        }
+
+        @Override
+        void close() throws Exception;
+    }
+
     // ------------------------------------------------------------------------------------------- project
 
-    private static double[] project(final BenchmarkRun run, final Path dataDir, final BrokerConfig.RaftTransport transport,
-        final int batch, final int window, final int warmupSeconds, final int seconds) throws Exception
+    private static Side project(final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch)
+        throws Exception
     {
         final PartitionDistribution distribution = new PartitionDistribution(freeAddresses(3), 1, 3);
         final Map<String, ExporterConfig> exporters = Map.of(FileExporter.TYPE,
             new ExporterConfig(FileExporter.TYPE, FileExporter.TYPE, Map.of()));
         final List<Broker> brokers = new ArrayList<>();
-        try (TransportClient client = new TransportClient(TransportConfig.defaults()))
+        final TransportClient client = new TransportClient(TransportConfig.defaults());
+        for (int b = 0; b < 3; b++)
         {
-            for (int b = 0; b < 3; b++)
+            brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withRaftTransport(transport)));
+        }
+        final int leader = awaitLeader(brokers);
+        final InetSocketAddress address = new InetSocketAddress("127.0.0.1",
+            distribution.commandAddress(leader).getPort());
+        final MessageWriter request = appendRequest(batch);
+        final PartitionStateMachine state = brokers.get(leader).partition(1).stateMachine();
+        return new Side()
+        {
+            public void sendOne(final Semaphore window, final AtomicLong committed)
             {
-                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)
-                    .withRaftTransport(transport)));
-            }
-            final int leader = awaitLeader(brokers);
-            final InetSocketAddress address = new InetSocketAddress("127.0.0.1",
-                distribution.commandAddress(leader).getPort());
-            final MessageWriter request = appendRequest(batch);
-            final PartitionStateMachine state = brokers.get(leader).partition(1).stateMachine();
-
-            final Load load = (semaphore, committed) ->
-            {
-                semaphore.acquireUninterruptibly();
+                window.acquireUninterruptibly();
                 client.send(address, request, Duration.ofSeconds(30)).whenComplete((response, error) ->
                 {
-                    semaphore.release();
+                    window.release();
                     if (error == null && isAppended(response))
                     {
                         committed.addAndGet(batch);
                     }
                 });
-            };
-            drive(run, "project warmup", load, window, warmupSeconds);
-            final long exportedAtStart = state.exportedPosition();
-            final long startNs = System.nanoTime();
-            final double recordsPerS = drive(run, "project", load, window, seconds);
-            final long last = state.lastPosition();
-            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (state.exportedPosition() < last && System.nanoTime() < deadline)
-            {
-                Thread.sleep(10);
             }
-            final double exportSeconds = (System.nanoTime() - startNs) / 1e9;
-            final double exportPerS = (state.exportedPosition() - exportedAtStart) / exportSeconds;
-            run.log("project: %.0f committed records/s, exporter acknowledged %.0f records/s (%d exported of %d)",
-                recordsPerS, exportPerS, state.exportedPosition(), last);
-            return new double[] {recordsPerS, exportPerS};
-        }
-        finally
-        {
-            brokers.forEach(Broker::close);
-        }
+
+            public long exportedPosition()
+            {
+                return state.exportedPosition();
+            }
+
+            public long lastPosition()
+            {
+                return state.lastPosition();
+            }
+
+            public void close()
+            {
+                client.close();
+                brokers.forEach(Broker::close);
+            }
+        };
     }
 
     private static boolean isAppended(final DirectBuffer response)
@@ -205,8 +256,8 @@ public final class WritesBenchmark
 
     // ------------------------------------------------------------------------------------------- bare Ratis
 
-    private static double bare(final BenchmarkRun run, final Path dataDir, final BrokerConfig.RaftTransport transport,
-        final int batch, final int window, final int warmupSeconds, final int seconds) throws Exception
+    private static Side bare(final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch)
+        throws Exception
     {
         final List<InetSocketAddress> addresses = freeAddresses(3);
         final PartitionDistribution distribution = new PartitionDistribution(addresses, 1, 3);
@@ -220,6 +271,7 @@ public final class WritesBenchmark
         }
         final RaftGroup group = RaftGroup.valueOf(groupId, peers);
         final List<RaftServer> servers = new ArrayList<>();
+        boolean started = false;
         try
         {
             for (int b = 0; b < 3; b++)
@@ -260,8 +312,10 @@ public final class WritesBenchmark
             final RaftServer target = leader;
             final ClientId clientId = ClientId.randomId();
             final AtomicLong callIds = new AtomicLong();
-            final Load load = (semaphore, committed) ->
+            final Side side = new Side()
             {
+              public void sendOne(final Semaphore semaphore, final AtomicLong committed)
+              {
                 semaphore.acquireUninterruptibly();
                 final RaftClientRequest request = RaftClientRequest.newBuilder()
                     .setClientId(clientId).setServerId(target.getId()).setGroupId(groupId)
@@ -284,17 +338,27 @@ public final class WritesBenchmark
                         committed.addAndGet(batch);
                     }
                 });
+              }
+
+              public void close() throws IOException
+              {
+                  for (final RaftServer server : servers)
+                  {
+                      server.close();
+                  }
+              }
             };
-            drive(run, "bare warmup", load, window, warmupSeconds);
-            final double recordsPerS = drive(run, "bare", load, window, seconds);
-            run.log("bare Ratis: %.0f committed records/s", recordsPerS);
-            return recordsPerS;
+            started = true;
+            return side;
         }
         finally
         {
-            for (final RaftServer server : servers)
+            if (!started)
             {
-                server.close();
+                for (final RaftServer server : servers)
+                {
+                    server.close();
+                }
             }
         }
     }
@@ -313,14 +377,8 @@ public final class WritesBenchmark
 
     // ------------------------------------------------------------------------------------------- load
 
-    @FunctionalInterface
-    private interface Load
-    {
-        void sendOne(Semaphore window, AtomicLong committed);
-    }
-
-    /** Keeps {@code window} batches in flight for {@code seconds}; returns committed records/s. */
-    private static double drive(final BenchmarkRun run, final String phase, final Load load, final int window,
+    /** Keeps {@code window} batches in flight for {@code seconds}; returns {records committed, seconds}. */
+    private static double[] drive(final BenchmarkRun run, final String phase, final Side side, final int window,
         final int seconds) throws InterruptedException
     {
         final Semaphore semaphore = new Semaphore(window);
@@ -329,14 +387,13 @@ public final class WritesBenchmark
         final long endNs = startNs + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < endNs)
         {
-            load.sendOne(semaphore, committed);
+            side.sendOne(semaphore, committed);
         }
-        final long counted = committed.get();
-        final double elapsed = (System.nanoTime() - startNs) / 1e9;
         semaphore.tryAcquire(window, 30, TimeUnit.SECONDS);
-        final double rate = counted / elapsed;
+        final double elapsed = (System.nanoTime() - startNs) / 1e9;
+        final long counted = committed.get();
         run.log("%s: %d records committed in %.1f s", phase, counted, elapsed);
-        return rate;
+        return new double[] {counted, elapsed};
     }
 
     private static List<InetSocketAddress> freeAddresses(final int count) throws IOException
