@@ -36,7 +36,7 @@ import java.util.zip.CRC32C;
  *  .   int32 payload length P
  *  .   P bytes payload
  * </pre>
- * Little-endian. Writes go to the OS on every append and are forced to disk by {@link #flush()} (before a
+ * Little-endian. Writes go to the OS once per applied entry ({@link #flushWrites()}) and are forced to disk by {@link #flush()} (before a
  * snapshot lets Raft purge the entries the records came from); a torn or corrupt tail of the active
  * segment is cut off on open, since the Raft log still holds those entries and applies them again.
  * A snapshot seals the active segment ({@link #roll()}) so the segments it lists never change; compaction
@@ -66,7 +66,12 @@ public final class RecordLog implements AutoCloseable
     private final List<Segment> segments = new ArrayList<>();
     private final CRC32C crc = new CRC32C();
     private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
+    private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
+    private final IntArrayList pendingLengths = new IntArrayList();
+    private int pendingBytes;
+    private long pendingRaftIndex;
     private long lastPosition;
+    private long flushedPosition;
     private long lastRaftIndex;
 
     private RecordLog(final Path directory, final long segmentSizeBytes)
@@ -130,6 +135,7 @@ public final class RecordLog implements AutoCloseable
         {
             segments.add(Segment.create(directory, lastPosition + 1));
         }
+        flushedPosition = lastPosition;
     }
 
     public synchronized long lastPosition()
@@ -157,7 +163,8 @@ public final class RecordLog implements AutoCloseable
     }
 
     /**
-     * Appends the next record; its position is {@link #lastPosition()} + 1.
+     * Appends the next record; its position is {@link #lastPosition()} + 1. Records are buffered and reach
+     * the OS (and readers) in one write at {@link #flushWrites()}, which the caller calls after an entry.
      *
      * @param key null or empty for a record without a key.
      */
@@ -176,18 +183,23 @@ public final class RecordLog implements AutoCloseable
         {
             throw new IOException("record of " + frameLength + " bytes exceeds the maximum " + MAX_FRAME_LENGTH);
         }
-        Segment active = segments.get(segments.size() - 1);
-        if (active.size >= segmentSizeBytes && active.count() > 0)
+        final Segment active = segments.get(segments.size() - 1);
+        if (active.size + pendingBytes >= segmentSizeBytes && active.count() + pendingLengths.size() > 0)
         {
-            active = rollLocked();
+            flushWrites();
+            rollLocked();
         }
-        if (writeBuffer.capacity() < frameLength)
+        if (writeBuffer.capacity() < pendingBytes + frameLength)
         {
-            writeBuffer = ByteBuffer.allocateDirect(BitUtil.findNextPositivePowerOfTwo(frameLength))
-                .order(ByteOrder.LITTLE_ENDIAN);
+            final ByteBuffer larger = ByteBuffer.allocateDirect(
+                BitUtil.findNextPositivePowerOfTwo(pendingBytes + frameLength)).order(ByteOrder.LITTLE_ENDIAN);
+            writeBuffer.clear().limit(pendingBytes);
+            larger.put(writeBuffer);
+            writeBuffer = larger;
         }
         final long position = lastPosition + 1;
-        final UnsafeBuffer frame = new UnsafeBuffer(writeBuffer, 0, frameLength);
+        final int start = pendingBytes;
+        frame.wrap(writeBuffer, start, frameLength);
         frame.putInt(LENGTH_OFFSET, frameLength - BitUtil.SIZE_OF_INT);
         frame.putLong(RAFT_INDEX_OFFSET, raftIndex);
         frame.putLong(POSITION_OFFSET, position);
@@ -206,15 +218,30 @@ public final class RecordLog implements AutoCloseable
         frame.putInt(cursor, payloadLength);
         cursor += BitUtil.SIZE_OF_INT;
         frame.putBytes(cursor, payload, payloadOffset, payloadLength);
-        writeBuffer.clear().position(RAFT_INDEX_OFFSET).limit(frameLength);
+        writeBuffer.clear().position(start + RAFT_INDEX_OFFSET).limit(start + frameLength);
         crc.reset();
         crc.update(writeBuffer);
         frame.putInt(CRC_OFFSET, (int)crc.getValue());
-        writeBuffer.clear().limit(frameLength);
-        active.append(writeBuffer, raftIndex);
+        pendingBytes += frameLength;
+        pendingLengths.addInt(frameLength);
+        pendingRaftIndex = raftIndex;
         lastPosition = position;
-        lastRaftIndex = raftIndex;
         return position;
+    }
+
+    /** Writes the buffered records to the OS in one write and makes them readable. */
+    public synchronized void flushWrites() throws IOException
+    {
+        if (pendingLengths.isEmpty())
+        {
+            return;
+        }
+        writeBuffer.clear().limit(pendingBytes);
+        segments.get(segments.size() - 1).append(writeBuffer, pendingLengths, pendingRaftIndex);
+        lastRaftIndex = pendingRaftIndex;
+        flushedPosition = lastPosition;
+        pendingLengths.clear();
+        pendingBytes = 0;
     }
 
     /**
@@ -224,7 +251,7 @@ public final class RecordLog implements AutoCloseable
     public synchronized int read(final long fromPosition, final int maxCount, final RecordReader reader)
         throws IOException
     {
-        if (fromPosition > lastPosition || maxCount <= 0)
+        if (fromPosition > flushedPosition || maxCount <= 0)
         {
             return 0;
         }
@@ -240,6 +267,7 @@ public final class RecordLog implements AutoCloseable
     /** Forces every segment's data to disk. */
     public synchronized void flush() throws IOException
     {
+        flushWrites();
         for (final Segment segment : segments)
         {
             segment.force();
@@ -249,6 +277,7 @@ public final class RecordLog implements AutoCloseable
     /** Seals the active segment if it holds records and starts a new one; the sealed ones never change. */
     public synchronized void roll() throws IOException
     {
+        flushWrites();
         if (segments.get(segments.size() - 1).count() > 0)
         {
             rollLocked();
@@ -304,6 +333,7 @@ public final class RecordLog implements AutoCloseable
     @Override
     public synchronized void close() throws IOException
     {
+        flushWrites();
         for (final Segment segment : segments)
         {
             segment.close();
@@ -431,14 +461,21 @@ public final class RecordLog implements AutoCloseable
             }
         }
 
-        void append(final ByteBuffer frame, final long raftIndex) throws IOException
+        void append(final ByteBuffer frames, final IntArrayList frameLengths, final long raftIndex)
+            throws IOException
         {
-            final int offset = (int)size;
-            while (frame.hasRemaining())
+            int offset = (int)size;
+            long at = size;
+            while (frames.hasRemaining())
             {
-                size += channel.write(frame, size);
+                at += channel.write(frames, at);
             }
-            offsets.addInt(offset);
+            for (int i = 0; i < frameLengths.size(); i++)
+            {
+                offsets.addInt(offset);
+                offset += frameLengths.getInt(i);
+            }
+            size = at;
             lastRaftIndex = raftIndex;
         }
 

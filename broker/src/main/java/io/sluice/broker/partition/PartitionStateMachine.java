@@ -254,6 +254,7 @@ public final class PartitionStateMachine extends BaseStateMachine
             payloadLength = payloadView.capacity();
             log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadLength);
         }
+        log.flushWrites();
         listener.onRecordsApplied(partitionId, log.lastPosition());
         return appendResult(firstPosition, count);
     }
