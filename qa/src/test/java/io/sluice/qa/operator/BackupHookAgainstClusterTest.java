@@ -1,0 +1,206 @@
+package io.sluice.qa.operator;
+
+import io.sluice.qa.cluster.Await;
+import io.sluice.qa.cluster.ExportingControlAnswer;
+import io.sluice.qa.cluster.ExportingStatus;
+import io.sluice.qa.cluster.PairState;
+import io.sluice.qa.cluster.QaRun;
+import io.sluice.qa.cluster.SluiceCluster;
+import io.sluice.qa.cluster.WrittenRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 7: {@code dist/bin/backup-hook.sh} with the real CLI ({@code SLUICE_JAR}) against a cluster of separate
+ * JVMs (3 brokers, 6 partitions, RF 3). The backup command is a small script that tells the test when it runs and
+ * waits to be told to end, so records are written while the backup runs; whatever the backup does, exporting
+ * ends up resumed on every pair and those records are exported.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class BackupHookAgainstClusterTest
+{
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
+    private static final Duration HOOK_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(180));
+    private static final Duration BACKUP_START_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(120));
+    private static final Duration QUIET_PERIOD = Duration.ofSeconds(2);
+
+    @RegisterExtension
+    static final QaRun RUN = new QaRun();
+
+    private final List<Process> hooks = new ArrayList<>();
+    private final List<Long> backupPids = new ArrayList<>();
+    private SluiceCluster cluster;
+
+    @BeforeAll
+    void startCluster()
+    {
+        cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(REQUEST_TIMEOUT));
+        cluster.start();
+        cluster.awaitReady();
+    }
+
+    @BeforeEach
+    void everyBrokerUpAndExporting()
+    {
+        Exports.everyBrokerUp(cluster);
+        Await.value("resume answered 200", Exports.STATE_TIMEOUT, () ->
+        {
+            final ExportingControlAnswer resume = cluster.client().resume();
+            return resume.status() == 200 ? Optional.of(resume) : Optional.empty();
+        });
+        Exports.awaitClusterState(cluster, "EXPORTING");
+    }
+
+    /** A failed test may leave a hook or its backup (in its own process group) running: end them. */
+    @AfterEach
+    void endLeftoverProcesses()
+    {
+        for (final Process hook : hooks)
+        {
+            hook.descendants().forEach(ProcessHandle::destroyForcibly);
+            hook.destroyForcibly();
+        }
+        hooks.clear();
+        backupPids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        backupPids.clear();
+    }
+
+    @Test
+    void failedBackupStillResumesAndRecordsWrittenDuringItAreExported() throws Exception
+    {
+        final Path folder = Files.createDirectories(RUN.directory().resolve("failed-backup"));
+        Exports.awaitExported(cluster, Exports.write(cluster, "before-failed-backup", 60));
+
+        // The backup: say it started, wait for the test's word (bounded), then fail like `false`.
+        final Process hook = startHook(folder, "bash", "-c",
+            "touch \"$0/started\"; for i in $(seq 1 1200); do [ -f \"$0/finish\" ] && break; sleep 0.1; done; exec false",
+            folder.toString());
+        awaitFile(hook, folder.resolve("started"));
+        Exports.awaitClusterState(cluster, "PAUSED");
+        final Map<Integer, byte[]> snapshot = Exports.snapshot(cluster);
+        final List<WrittenRecord> duringBackup = Exports.write(cluster, "during-failed-backup", 200);
+        Await.sleep(QUIET_PERIOD);
+        Exports.assertUnchanged(cluster, snapshot, "while the backup ran");
+        Files.createFile(folder.resolve("finish"));
+
+        assertThat(awaitExit(hook, folder)).as("hook exit; stderr: %s", read(folder.resolve("hook.err"))).isEqualTo(4);
+        assertThat(read(folder.resolve("hook.err"))).contains("backup-hook: backup command failed (exit 1)");
+        assertEveryPairExporting();
+        Exports.awaitExported(cluster, duringBackup);
+    }
+
+    @Test
+    void interruptedHookStopsTheBackupAndResumes() throws Exception
+    {
+        final Path folder = Files.createDirectories(RUN.directory().resolve("interrupted-backup"));
+        Exports.awaitExported(cluster, Exports.write(cluster, "before-interrupted-backup", 60));
+
+        // The backup: write its pid, then sleep far longer than the test; only the hook's SIGTERM ends it.
+        final Process hook = startHook(folder, "bash", "-c",
+            "echo $$ > \"$0/backup.pid.tmp\" && mv \"$0/backup.pid.tmp\" \"$0/backup.pid\"; exec sleep 600",
+            folder.toString());
+        awaitFile(hook, folder.resolve("backup.pid"));
+        final long backupPid = Long.parseLong(read(folder.resolve("backup.pid")).trim());
+        backupPids.add(backupPid);
+        Exports.awaitClusterState(cluster, "PAUSED");
+        final Map<Integer, byte[]> snapshot = Exports.snapshot(cluster);
+        final List<WrittenRecord> duringBackup = Exports.write(cluster, "during-interrupted-backup", 200);
+        Await.sleep(QUIET_PERIOD);
+        Exports.assertUnchanged(cluster, snapshot, "while the backup ran");
+
+        hook.destroy(); // SIGTERM to the hook's bash
+        assertThat(awaitExit(hook, folder)).as("hook exit; stderr: %s", read(folder.resolve("hook.err"))).isEqualTo(143);
+        assertThat(read(folder.resolve("hook.err")))
+            .contains("backup-hook: interrupted by SIGTERM during the backup step");
+        Await.until("backup process " + backupPid + " stopped by the hook", Exports.STATE_TIMEOUT,
+            () -> ProcessHandle.of(backupPid).map(process -> !process.isAlive()).orElse(true));
+        assertEveryPairExporting();
+        Exports.awaitExported(cluster, duringBackup);
+    }
+
+    private Process startHook(final Path folder, final String... backupCommand) throws IOException
+    {
+        final Path jar = SluiceCluster.jar();
+        final Path hookScript = jar.getParent().getParent().resolve("bin").resolve("backup-hook.sh");
+        final List<String> command = new ArrayList<>(List.of("bash", hookScript.toString(),
+            "--gateway", cluster.client().managementBase().toString(), "--retries", "3", "--stop-timeout", "10", "--"));
+        command.addAll(List.of(backupCommand));
+        final ProcessBuilder builder = new ProcessBuilder(command)
+            .directory(folder.toFile())
+            .redirectOutput(folder.resolve("hook.out").toFile())
+            .redirectError(folder.resolve("hook.err").toFile());
+        builder.environment().remove("SLUICE_GATEWAY");
+        builder.environment().remove("SLUICE_TOKEN");
+        builder.environment().put("SLUICE_JAR", jar.toString());
+        builder.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        final Process hook = builder.start();
+        hooks.add(hook);
+        return hook;
+    }
+
+    private void assertEveryPairExporting()
+    {
+        final ExportingStatus status = Exports.awaitClusterState(cluster, "EXPORTING");
+        assertThat(status.targets()).extracting(PairState::pair).containsExactlyInAnyOrderElementsOf(cluster.allPairs());
+        assertThat(status.targets()).allSatisfy(pair -> assertThat(pair.state()).isEqualTo("EXPORTING"));
+    }
+
+    /** Waits for a file the backup command writes; fails early, with the hook's output, if the hook ends first. */
+    private static void awaitFile(final Process hook, final Path file)
+    {
+        Await.until(file + " written by the backup command", BACKUP_START_TIMEOUT, () ->
+        {
+            if (Files.exists(file))
+            {
+                return true;
+            }
+            if (!hook.isAlive())
+            {
+                throw new AssertionError("the hook exited " + hook.exitValue() + " before the backup ran; stderr: " +
+                    read(file.getParent().resolve("hook.err")));
+            }
+            return false;
+        });
+    }
+
+    private static int awaitExit(final Process hook, final Path folder) throws InterruptedException
+    {
+        if (!hook.waitFor(HOOK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+        {
+            hook.destroyForcibly();
+            throw new AssertionError("backup hook still running after " + HOOK_TIMEOUT + "; stderr: " +
+                read(folder.resolve("hook.err")));
+        }
+        return hook.exitValue();
+    }
+
+    private static String read(final Path file)
+    {
+        try
+        {
+            return Files.exists(file) ? Files.readString(file) : "";
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException("cannot read " + file, ex);
+        }
+    }
+}
