@@ -64,6 +64,7 @@ class BackfillTaskRunnerTest
             log.append(i, 1_700_000_000_000L + i, new UnsafeBuffer(key), 0, key.length,
                 new UnsafeBuffer(payload), 0, payload.length);
         }
+        log.flushWrites(); // appends are buffered until the state machine ends an entry
     }
 
     @AfterEach

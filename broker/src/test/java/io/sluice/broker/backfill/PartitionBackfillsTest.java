@@ -60,6 +60,7 @@ class PartitionBackfillsTest implements PartitionBackfills.PartitionState
             final byte[] payload = ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8);
             log.append(i, i, null, 0, 0, new UnsafeBuffer(payload), 0, payload.length);
         }
+        log.flushWrites(); // appends are buffered until the state machine ends an entry
         exporterPositions.put("file", 500L);
         backfills = newBackfills();
     }

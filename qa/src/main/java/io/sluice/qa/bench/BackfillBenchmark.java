@@ -169,6 +169,7 @@ public final class BackfillBenchmark
             final int keyLength = keyBuffer.putStringWithoutLengthAscii(0, "order-" + i);
             log.append(i, 1_700_000_000_000L + i, keyBuffer, 0, keyLength, payloadBuffer, 0, payloadBytes);
         }
+        log.flushWrites(); // appends are buffered until the state machine ends an entry
     }
 
     private static void deleteRecursively(final Path dir) throws IOException
