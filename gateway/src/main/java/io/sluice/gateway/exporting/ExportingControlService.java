@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerTopology;
+import io.sluice.gateway.metrics.ExportingOperationListener;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -52,19 +53,32 @@ public class ExportingControlService
     private final ClusterTopology topology;
     private final Duration requestTimeout;
     private final ExportingVersionSequence versions;
+    private final ExportingOperationListener listener;
 
     @Autowired
     public ExportingControlService(
         final BrokerClient brokerClient,
         final ClusterTopology topology,
         @Value("${sluice.gateway.request-timeout:5s}") final Duration requestTimeout,
-        final ObjectProvider<Clock> clock)
+        final ObjectProvider<Clock> clock,
+        final ObjectProvider<ExportingOperationListener> listener)
     {
-        this(brokerClient, topology, requestTimeout, clock.getIfAvailable(Clock::systemUTC));
+        this(brokerClient, topology, requestTimeout, clock.getIfAvailable(Clock::systemUTC),
+            listener.getIfAvailable(() -> ExportingOperationListener.NONE));
     }
 
     public ExportingControlService(
         final BrokerClient brokerClient, final ClusterTopology topology, final Duration requestTimeout, final Clock clock)
+    {
+        this(brokerClient, topology, requestTimeout, clock, ExportingOperationListener.NONE);
+    }
+
+    public ExportingControlService(
+        final BrokerClient brokerClient,
+        final ClusterTopology topology,
+        final Duration requestTimeout,
+        final Clock clock,
+        final ExportingOperationListener listener)
     {
         if (requestTimeout.isNegative() || requestTimeout.isZero())
         {
@@ -74,6 +88,7 @@ public class ExportingControlService
         this.topology = topology;
         this.requestTimeout = requestTimeout;
         this.versions = new ExportingVersionSequence(clock);
+        this.listener = listener;
     }
 
     /**
@@ -148,7 +163,16 @@ public class ExportingControlService
             }
             final ExportingOperationResult result = new ExportingOperationResult(
                 operation, ExportingOutcome.summarise(results.stream().map(TargetResult::outcome).toList()), results);
-            log(result, version, System.nanoTime() - startNanos);
+            final long elapsedNanos = System.nanoTime() - startNanos;
+            log(result, version, elapsedNanos);
+            try
+            {
+                listener.operationCompleted(result, elapsedNanos);
+            }
+            catch (final RuntimeException e)
+            {
+                LOG.warn("Recording {} metrics failed: {}", operation, e.toString());
+            }
             return result;
         });
     }
