@@ -36,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
     classes = MetricsHttpTest.Cluster.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {"management.server.port=0", "sluice.gateway.request-timeout=2s",
-        "sluice.gateway.metrics.exporter-refresh-interval=200ms"})
+        "sluice.gateway.metrics.exporter-refresh-interval=200ms",
+        "management.endpoint.health.group.readiness.include=readinessState"})
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class MetricsHttpTest
 {
