@@ -74,10 +74,15 @@ public final class CommandApi implements RequestHandler
                     onAdmin(d.admin.wrap(d.view, bodyOffset, blockLength, version), response);
                 case TopologyRequestDecoder.TEMPLATE_ID ->
                     onTopology(d.topology.wrap(d.view, bodyOffset, blockLength, version), response);
-                case BackfillRequestDecoder.TEMPLATE_ID, BackfillStatusRequestDecoder.TEMPLATE_ID,
-                    CancelBackfillRequestDecoder.TEMPLATE_ID -> response.respond(ErrorResponseWriter.of(
-                    ErrorCode.UNSUPPORTED, 0, ErrorResponseWriter.NO_LEADER,
-                    "broker " + brokerId + ": backfills are not supported yet"));
+                case BackfillRequestDecoder.TEMPLATE_ID ->
+                    onBackfill(d.backfill.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
+                        buffer, offset, length, response);
+                case BackfillStatusRequestDecoder.TEMPLATE_ID ->
+                    onBackfill(d.backfillStatus.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
+                        buffer, offset, length, response);
+                case CancelBackfillRequestDecoder.TEMPLATE_ID ->
+                    onBackfill(d.cancelBackfill.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
+                        buffer, offset, length, response);
                 default -> malformed(response, 0, "broker " + brokerId + ": not a request: " +
                     SbeMessages.describe(buffer, offset, length));
             }
@@ -87,6 +92,28 @@ public final class CommandApi implements RequestHandler
             // Generated decoders read out of bounds on lying lengths: the view is bounded, so that lands here.
             malformed(response, 0, "broker " + brokerId + ": malformed request: " + e.getMessage());
         }
+    }
+
+    /** Backfill requests are served by the partition's leader; a follower names the leader, as for appends. */
+    private void onBackfill(
+        final int partitionId,
+        final DirectBuffer buffer,
+        final int offset,
+        final int length,
+        final ResponseChannel response)
+    {
+        final Partition partition = partitionOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+        final PartitionException notLeader = partition.notLeaderError();
+        if (notLeader != null)
+        {
+            respondError(response, partitionId, notLeader);
+            return;
+        }
+        partition.backfills().handler().onRequest(buffer, offset, length, response);
     }
 
     private void onAppend(final Decoders d, final AppendRequestDecoder request, final ResponseChannel response)
@@ -276,5 +303,8 @@ public final class CommandApi implements RequestHandler
         final AppendRequestDecoder append = new AppendRequestDecoder();
         final AdminRequestDecoder admin = new AdminRequestDecoder();
         final TopologyRequestDecoder topology = new TopologyRequestDecoder();
+        final BackfillRequestDecoder backfill = new BackfillRequestDecoder();
+        final BackfillStatusRequestDecoder backfillStatus = new BackfillStatusRequestDecoder();
+        final CancelBackfillRequestDecoder cancelBackfill = new CancelBackfillRequestDecoder();
     }
 }

@@ -281,6 +281,8 @@ public final class ExporterDirector
         {
             while (active)
             {
+                // After a reset to latest the replicated position jumps past the backfilled range: follow it.
+                nextPosition = Math.max(nextPosition, stateMachine.exporterPosition(config.id()) + 1);
                 batch.clear();
                 final int read = stateMachine.recordLog().read(nextPosition, BATCH_RECORDS, batch);
                 if (read == 0)

@@ -1,7 +1,15 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillEntry;
+import io.sluice.broker.backfill.BackfillExportGate;
+import io.sluice.broker.backfill.BackfillRunnerConfig;
+import io.sluice.broker.backfill.PartitionBackfills;
+import io.sluice.broker.backfill.RecordLogBackfillSource;
+import io.sluice.broker.backfill.SpiBackfillExporterFactory;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.broker.log.codecs.BackfillEntryEncoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
@@ -31,6 +39,7 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -57,6 +66,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final RaftPeerId selfId;
     private final PartitionStateMachine stateMachine;
     private final ExporterDirector director;
+    private final PartitionBackfills backfills;
     private final RaftProperties clientProperties;
     private final Duration adminTimeout;
     private final ClientId clientId = ClientId.randomId();
@@ -79,6 +89,24 @@ public final class Partition implements PartitionListener, AutoCloseable
         final Duration adminTimeout,
         final RaftProperties clientProperties)
     {
+        this(brokerId, partitionId, group, exporters, registry, dataDir, exporterScheduler, segmentSizeBytes,
+            ackInterval, adminTimeout, clientProperties, BackfillRunnerConfig.defaults());
+    }
+
+    public Partition(
+        final int brokerId,
+        final int partitionId,
+        final RaftGroup group,
+        final Map<String, ExporterConfig> exporters,
+        final ExporterRegistry registry,
+        final Path dataDir,
+        final ScheduledExecutorService exporterScheduler,
+        final long segmentSizeBytes,
+        final Duration ackInterval,
+        final Duration adminTimeout,
+        final RaftProperties clientProperties,
+        final BackfillRunnerConfig backfillConfig)
+    {
         this.brokerId = brokerId;
         this.partitionId = partitionId;
         this.group = group;
@@ -88,6 +116,15 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
+        this.backfills = new PartitionBackfills(brokerId, partitionId, stateMachine,
+            new RecordLogBackfillSource(partitionId, stateMachine::recordLog),
+            new SpiBackfillExporterFactory(brokerId, dataDir, exporters, registry),
+            this::replicateBackfill,
+            BackfillExportGate.underLock(stateMachine.exportGate(), stateMachine::exportingState),
+            () -> stateMachine.exportingState() == ExportingState.PAUSED,
+            backfillConfig,
+            Clock.systemUTC());
+        stateMachine.backfills(backfills);
     }
 
     public static RaftGroupId groupId(final int partitionId)
@@ -159,6 +196,23 @@ public final class Partition implements PartitionListener, AutoCloseable
         return director;
     }
 
+    public PartitionBackfills backfills()
+    {
+        return backfills;
+    }
+
+    /** NOT_LEADER (with the known leader) when this replica does not lead the partition now, else null. */
+    public PartitionException notLeaderError()
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return unavailable("not started");
+        }
+        final DivisionInfo info = division.getInfo();
+        return info.isLeader() ? null : notLeader(brokerIdOf(info.getLeaderId()));
+    }
+
     private RaftServer.Division division()
     {
         final RaftServer server = this.server;
@@ -195,6 +249,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             if (!closed && info.isLeader() && info.getCurrentTerm() == term)
             {
                 director.start(term);
+                backfills.onBecomeLeader();
             }
         });
     }
@@ -220,6 +275,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         if (newLeaderId == null || !newLeaderId.equals(selfId))
         {
             director.stop();
+            backfills.onLeadershipLost();
         }
     }
 
@@ -328,6 +384,29 @@ public final class Partition implements PartitionListener, AutoCloseable
                 }
                 throw unavailable(cause.toString());
             });
+    }
+
+    /** Proposes a backfill entry on the local leader; completes once applied here. */
+    private CompletableFuture<Void> replicateBackfill(final BackfillEntry entry)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return CompletableFuture.failedFuture(unavailable("not started"));
+        }
+        final DivisionInfo info = division.getInfo();
+        if (!info.isLeader())
+        {
+            return CompletableFuture.failedFuture(notLeader(brokerIdOf(info.getLeaderId())));
+        }
+        return submitLocal(backfillEntry(entry)).thenCompose((reply) ->
+        {
+            if (!reply.isSuccess())
+            {
+                throw toPartitionException(reply);
+            }
+            return stateMachine.awaitApplied(reply.getLogIndex());
+        });
     }
 
     private CompletableFuture<Object> submitExporterPositions(final Map<String, Long> positions)
@@ -472,6 +551,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     {
         closed = true;
         director.stop();
+        backfills.close();
         final RaftClient client;
         synchronized (this)
         {
@@ -500,6 +580,17 @@ public final class Partition implements PartitionListener, AutoCloseable
             .wrapAndApplyHeader(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
             .state(PartitionStateMachine.toCode(state))
             .version(version);
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+    }
+
+    static Message backfillEntry(final BackfillEntry entry)
+    {
+        final byte[] payload = BackfillCodec.encode(entry);
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + BackfillEntryEncoder.BLOCK_LENGTH +
+            BackfillEntryEncoder.payloadHeaderLength() + payload.length];
+        new BackfillEntryEncoder()
+            .wrapAndApplyHeader(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
+            .putPayload(payload, 0, payload.length);
         return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
     }
 

@@ -1,6 +1,10 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillCodecException;
+import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
+import io.sluice.broker.log.codecs.BackfillEntryDecoder;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
 import io.sluice.broker.log.codecs.AppendResultDecoder;
 import io.sluice.broker.log.codecs.AppendResultEncoder;
@@ -76,7 +80,7 @@ import java.util.stream.Stream;
  * thread. {@link #exportGate()} is held while an exporting state change is applied, so an exporter that
  * exports under the gate never exports after a pause has been applied.
  */
-public final class PartitionStateMachine extends BaseStateMachine
+public final class PartitionStateMachine extends BaseStateMachine implements PartitionBackfills.PartitionState
 {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionStateMachine.class);
 
@@ -94,14 +98,17 @@ public final class PartitionStateMachine extends BaseStateMachine
     private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
     private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
+    private final BackfillEntryDecoder backfillDecoder = new BackfillEntryDecoder();
     private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer backfillStateNone = new UnsafeBuffer(new byte[0]);
 
     private volatile RecordLog log;
     private volatile ExportingState exportingState = ExportingState.EXPORTING;
     private volatile long exportingStateVersion;
     private volatile SnapshotInfo latestSnapshot;
     private Path stateMachineDir;
+    private PartitionBackfills backfills;
 
     public PartitionStateMachine(
         final int brokerId,
@@ -115,6 +122,12 @@ public final class PartitionStateMachine extends BaseStateMachine
         this.exporterIds = Set.copyOf(exporterIds);
         this.segmentSizeBytes = segmentSizeBytes;
         this.listener = listener;
+    }
+
+    /** Wires the partition's backfills in; before the Raft server starts (it loads the snapshot). */
+    public void backfills(final PartitionBackfills backfills)
+    {
+        this.backfills = backfills;
     }
 
     @Override
@@ -155,6 +168,7 @@ public final class PartitionStateMachine extends BaseStateMachine
         exporterPositions.clear();
         exportingState = ExportingState.EXPORTING;
         exportingStateVersion = 0;
+        UnsafeBuffer backfillState = null;
         if (snapshot != null)
         {
             final File file = snapshot.getFile().getPath().toFile();
@@ -176,7 +190,27 @@ public final class PartitionStateMachine extends BaseStateMachine
                 final long position = exporter.position();
                 exporterPositions.put(exporter.exporterId(), position);
             }
+            final int backfillsLength = decoder.backfillsLength();
+            if (backfillsLength > 0)
+            {
+                backfillState = new UnsafeBuffer(new byte[backfillsLength]);
+                decoder.getBackfills(backfillState, 0, backfillsLength);
+            }
             setLastAppliedTermIndex(snapshot.getTermIndex());
+        }
+        if (backfills != null)
+        {
+            if (backfillState == null)
+            {
+                // No backfills in the snapshot (or none at all): an installed snapshot replaces any held here.
+                backfillState = new UnsafeBuffer(new byte[64]);
+                final int length = BackfillCodec.encodeSnapshot(List.of(), backfillState, 0);
+                backfills.readSnapshot(backfillState, 0, length);
+            }
+            else
+            {
+                backfills.readSnapshot(backfillState, 0, backfillState.capacity());
+            }
         }
         log = RecordLog.open(stateMachineDir.resolve(RecordLog.DIRECTORY), segmentSizeBytes,
             lastPosition, lastRecordRaftIndex);
@@ -227,6 +261,9 @@ public final class PartitionStateMachine extends BaseStateMachine
                 return Message.EMPTY;
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
+                return Message.EMPTY;
+            case BackfillEntryDecoder.TEMPLATE_ID:
+                onBackfill(index, backfillDecoder.wrap(buffer, offset, blockLength, version));
                 return Message.EMPTY;
             default:
                 throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
@@ -295,6 +332,27 @@ public final class PartitionStateMachine extends BaseStateMachine
             {
                 exporterPositions.merge(id, position, Math::max);
             }
+        }
+    }
+
+    private void onBackfill(final long index, final BackfillEntryDecoder decoder)
+    {
+        final int length = decoder.payloadLength();
+        final int offset = decoder.limit() + BackfillEntryDecoder.payloadHeaderLength();
+        if (backfills == null)
+        {
+            LOG.warn("partition {} on broker {}: backfill entry {} skipped, backfills are not wired", partitionId,
+                brokerId, index);
+            return;
+        }
+        try
+        {
+            backfills.apply(decoder.buffer(), offset, length);
+        }
+        catch (final BackfillCodecException e)
+        {
+            LOG.warn("partition {} on broker {}: backfill entry {} skipped, unreadable: {}", partitionId, brokerId,
+                index, e.getMessage());
         }
     }
 
@@ -375,6 +433,16 @@ public final class PartitionStateMachine extends BaseStateMachine
         final Map<String, Long> positions = Map.copyOf(exporterPositions);
         final PartitionSnapshotEncoder.ExportersEncoder exporters = encoder.exportersCount(positions.size());
         positions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
+        if (backfills != null)
+        {
+            final ExpandableArrayBuffer backfillState = new ExpandableArrayBuffer(256);
+            final int backfillsLength = backfills.writeSnapshot(backfillState, 0);
+            encoder.putBackfills(backfillState, 0, backfillsLength);
+        }
+        else
+        {
+            encoder.putBackfills(backfillStateNone, 0, 0);
+        }
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
 
         final File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
@@ -394,7 +462,7 @@ public final class PartitionStateMachine extends BaseStateMachine
         return last.getIndex();
     }
 
-    /** Lowest position some exporter still needs; later also held by backfills. */
+    /** Lowest position some exporter or an unfinished backfill task still needs. */
     public long compactionFloor()
     {
         long floor = Long.MAX_VALUE;
@@ -402,7 +470,8 @@ public final class PartitionStateMachine extends BaseStateMachine
         {
             floor = Math.min(floor, exporterPositions.getOrDefault(id, 0L) + 1);
         }
-        return floor;
+        final PartitionBackfills backfills = this.backfills;
+        return backfills == null ? floor : Math.min(floor, backfills.compactionFloor());
     }
 
     private SnapshotInfo snapshotInfo(final Path stateFile, final TermIndex termIndex)
@@ -526,6 +595,24 @@ public final class PartitionStateMachine extends BaseStateMachine
     public long exporterPosition(final String exporterId)
     {
         return exporterPositions.getOrDefault(exporterId, 0L);
+    }
+
+    /**
+     * Moves an exporter's acknowledged position forward within a backfill registration's apply (a reset to
+     * latest), under the export gate like an exporting state change.
+     */
+    @Override
+    public void advanceExporterPosition(final String exporterId, final long position)
+    {
+        exportGate.lock();
+        try
+        {
+            exporterPositions.merge(exporterId, position, Math::max);
+        }
+        finally
+        {
+            exportGate.unlock();
+        }
     }
 
     /** Lowest acknowledged position over the configured exporters, -1 when none is configured. */
