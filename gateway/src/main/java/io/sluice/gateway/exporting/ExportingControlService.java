@@ -239,7 +239,8 @@ public class ExportingControlService
     private CompletableFuture<TargetResult> send(
         final ExportingOperation operation, final PartitionReplica target, final long version)
     {
-        if (!topology.isReachable(target.brokerId()))
+        // Fail at once only where no connection can be had; a hung broker gets its request and times out (504).
+        if (topology.isKnownDown(target.brokerId()))
         {
             return CompletableFuture.completedFuture(
                 TargetResult.failed(target, "broker " + target.brokerId() + " unreachable"));

@@ -18,6 +18,16 @@ public interface ClusterTopology
     /** Whether the broker answered its latest topology request; false until it first does. */
     boolean isReachable(int brokerId);
 
+    /**
+     * Whether the broker is known to be down: its latest topology request found no connection (refused or
+     * reset). A broker that is merely slow to answer (hung, paused, overloaded) is unreachable but not known
+     * down, so requests to it are still sent and may time out rather than fail.
+     */
+    default boolean isKnownDown(final int brokerId)
+    {
+        return !isReachable(brokerId);
+    }
+
     /** The latest state the replica's broker reported for it, or empty if its broker is unreachable. */
     Optional<BrokerTopology.PartitionStatus> status(PartitionReplica replica);
 

@@ -5,6 +5,7 @@ import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.transport.PeerUnreachableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,7 +62,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         this.polling = new AtomicBoolean[distribution.brokerCount()];
         for (int b = 0; b < distribution.brokerCount(); b++)
         {
-            views.set(b, BrokerView.unreachable("not polled yet", 0));
+            views.set(b, BrokerView.unreachable("not polled yet", false, 0));
             polling[b] = new AtomicBoolean();
         }
         this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable ->
@@ -128,6 +129,12 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
             }
         }
         return leader < 0 ? OptionalInt.empty() : OptionalInt.of(leader);
+    }
+
+    @Override
+    public boolean isKnownDown(final int brokerId)
+    {
+        return distribution.isBroker(brokerId) && views.get(brokerId).connectionFailed();
     }
 
     /** Why the broker is unreachable (the last poll's failure), or empty while it answers. */
@@ -197,7 +204,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
                     partitions.put(status.partitionId(), status);
                 }
             }
-            views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, startedNanos));
+            views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, false, startedNanos));
             if (!previous.reachable())
             {
                 LOG.info("broker {} at {} is reachable ({} partitions reported)",
@@ -209,7 +216,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
             final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
                 error.getCause() : error;
             final String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
-            views.set(brokerId, BrokerView.unreachable(reason, startedNanos));
+            views.set(brokerId, BrokerView.unreachable(reason, cause instanceof PeerUnreachableException, startedNanos));
             if (previous.reachable())
             {
                 LOG.warn("broker {} at {} is unreachable: {}", brokerId, address(brokerId), reason);
@@ -224,11 +231,15 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
 
     /** One broker as last polled. Immutable. */
     private record BrokerView(
-        boolean reachable, Map<Integer, BrokerTopology.PartitionStatus> partitions, String failure, long polledAtNanos)
+        boolean reachable,
+        Map<Integer, BrokerTopology.PartitionStatus> partitions,
+        String failure,
+        boolean connectionFailed,
+        long polledAtNanos)
     {
-        static BrokerView unreachable(final String failure, final long polledAtNanos)
+        static BrokerView unreachable(final String failure, final boolean connectionFailed, final long polledAtNanos)
         {
-            return new BrokerView(false, Map.of(), failure, polledAtNanos);
+            return new BrokerView(false, Map.of(), failure, connectionFailed, polledAtNanos);
         }
     }
 

@@ -33,6 +33,12 @@ public final class FakeBrokers implements AutoCloseable
         brokers.get(brokerId).leading.put(partitionId, false);
     }
 
+    /** The broker keeps its connections but answers nothing, like a hung or SIGSTOPped process. */
+    public void silence(final int brokerId)
+    {
+        brokers.get(brokerId).mode = FakeBroker.Mode.SILENT;
+    }
+
     public AutoCloseable broker(final int brokerId)
     {
         return brokers.get(brokerId);

@@ -86,4 +86,21 @@ class PolledClusterTopologyTest
         assertThat(topology.leaderOf(1)).isEmpty();
         assertThat(topology.status(new PartitionReplica(1, 1))).isPresent();
     }
+
+    @Test
+    void closedBrokerIsKnownDownButAHungOneIsOnlyUnreachable() throws Exception
+    {
+        brokers.lead(0, 1, 2);
+        brokers.follow(1, 1, 2);
+        topology.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isReachable(0) && topology.isReachable(1));
+
+        brokers.silence(1);
+        brokers.broker(0).close();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> !topology.isReachable(0) && !topology.isReachable(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isKnownDown(0));
+        // A hung broker still holds its connection: requests to it must be sent and time out, not fail at once.
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> !topology.isKnownDown(1));
+    }
 }
