@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.command.CommandApi;
 import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
@@ -64,6 +65,7 @@ public final class Broker implements AutoCloseable
     private final ScheduledExecutorService scheduler;
     private final RaftServer raftServer;
     private final TransportServer transport;
+    private final EmptyReplicaNudger emptyReplicaNudger;
     private volatile boolean closed;
 
     private Broker(
@@ -71,13 +73,15 @@ public final class Broker implements AutoCloseable
         final Map<Integer, Partition> partitions,
         final ScheduledExecutorService scheduler,
         final RaftServer raftServer,
-        final TransportServer transport)
+        final TransportServer transport,
+        final EmptyReplicaNudger emptyReplicaNudger)
     {
         this.config = config;
         this.partitions = partitions;
         this.scheduler = scheduler;
         this.raftServer = raftServer;
         this.transport = transport;
+        this.emptyReplicaNudger = emptyReplicaNudger;
     }
 
     /**
@@ -167,7 +171,8 @@ public final class Broker implements AutoCloseable
             {
                 throw portInUse(nodeId, commandAddress, e);
             }
-            final Broker broker = new Broker(config, partitions, scheduler, raftServer, transport);
+            final Broker broker = new Broker(config, partitions, scheduler, raftServer, transport,
+                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties));
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             LOG.info("broker {} started: command API on {}, Raft on {} ({}), partitions {}, data in {}",
                 nodeId, transport.localAddress(), raftAddress, config.raftTransport(), partitions.keySet(),
@@ -232,6 +237,14 @@ public final class Broker implements AutoCloseable
                     partition.partitionId(), e);
             }
         }
+        try
+        {
+            emptyReplicaNudger.check(raftServer);
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.warn("broker {}: check for emptied replicas failed", config.nodeId(), e);
+        }
     }
 
     public int nodeId()
@@ -282,6 +295,7 @@ public final class Broker implements AutoCloseable
         closed = true;
         LOG.info("broker {} stopping", config.nodeId());
         transport.close();
+        emptyReplicaNudger.close();
         partitions.values().forEach(Partition::close);
         closeQuietly(raftServer, config.nodeId());
         scheduler.shutdownNow();

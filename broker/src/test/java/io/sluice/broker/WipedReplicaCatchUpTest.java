@@ -1,0 +1,94 @@
+package io.sluice.broker;
+
+import io.sluice.broker.partition.PartitionStateMachine;
+import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.ExportingState;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A follower whose data directory was deleted rejoins an idle partition (exporting paused, so the leader
+ * appends nothing) under the same leader. That leader still holds the follower's old match index, and Ratis
+ * answers the follower's "I have nothing" heartbeat replies with that stale index (RATIS-2523), so without
+ * a new entry the follower would never receive the log.
+ */
+class WipedReplicaCatchUpTest
+{
+    @TempDir
+    Path dataDir;
+
+    private TestCluster cluster;
+
+    @AfterEach
+    void tearDown()
+    {
+        if (cluster != null)
+        {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Timeout(180)
+    void wipedFollowerCatchesUpOnAnIdlePausedPartition() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        wipeFollowerOfIdlePartitionAndAwaitCatchUp(false);
+    }
+
+    @Test
+    @Timeout(180)
+    void wipedFollowerCatchesUpFromSnapshotOnAnIdlePausedPartitionWithPurgedLog() throws Exception
+    {
+        // Small snapshots and segments, so the leader purges its Raft log and the follower needs a snapshot.
+        cluster = TestCluster.start(dataDir, 3, 1, 3, (c) -> c.withSnapshots(10, 4096));
+        wipeFollowerOfIdlePartitionAndAwaitCatchUp(true);
+    }
+
+    private void wipeFollowerOfIdlePartitionAndAwaitCatchUp(final boolean awaitPurge) throws Exception
+    {
+        final int partitionId = 1;
+        final int leader = cluster.awaitLeader(partitionId);
+        final int wiped = (leader + 1) % 3;
+        cluster.adminAll(AdminRequestKind.PAUSE_EXPORTING, 1);
+        final int records = awaitPurge ? 300 : 60;
+        // Large records in the purge case, so Raft log segments fill and close.
+        cluster.appendRecords(partitionId, records, 4, "a", awaitPurge ? 2000 : 0);
+        for (int b = 0; b < 3; b++)
+        {
+            final PartitionStateMachine replica = cluster.brokers[b].partition(partitionId).stateMachine();
+            await("broker " + b + " holds " + records + " records").atMost(Duration.ofSeconds(30))
+                .until(() -> replica.lastPosition() == records);
+        }
+        if (awaitPurge)
+        {
+            final Broker leaderBroker = cluster.brokers[leader];
+            await("leader purged its Raft log").atMost(Duration.ofSeconds(30)).until(() ->
+                leaderBroker.raftServer().getDivision(leaderBroker.partition(partitionId).group().getGroupId())
+                    .getRaftLog().getStartIndex() > 1);
+        }
+
+        cluster.stopBroker(wiped);
+        TestCluster.deleteRecursively(cluster.config(wiped).brokerDir());
+        cluster.startBroker(wiped);
+        assertThat(cluster.leaderOf(partitionId)).isEqualTo(leader);
+
+        // Nothing is appended from here on: the partition stays idle while the replica rejoins.
+        final PartitionStateMachine rejoined = cluster.brokers[wiped].partition(partitionId).stateMachine();
+        await("wiped broker " + wiped + " caught up with leader " + leader).atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> rejoined.lastPosition() == records);
+        assertThat(rejoined.exportingState()).isEqualTo(ExportingState.PAUSED);
+        assertThat(rejoined.exportedPosition()).isZero();
+        assertThat(rejoined.recordLog().firstPosition()).isEqualTo(1L);
+        assertThat(cluster.leaderOf(partitionId)).isEqualTo(leader);
+    }
+}
