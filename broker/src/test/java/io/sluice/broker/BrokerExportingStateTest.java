@@ -148,6 +148,23 @@ class BrokerExportingStateTest
 
     @Test
     @Timeout(120)
+    void followerAskedAloneForwardsThePauseAndAnswersOnlyOnceItIsApplied() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(1);
+        final int follower = cluster.distribution.replicasOf(1).stream().filter((b) -> b != leader).findFirst()
+            .orElseThrow();
+        // No request reaches the leader: the follower's wait runs out and it forwards the entry itself.
+        final AdminResponseDecoder answer = cluster.admin(follower, 1, AdminRequestKind.PAUSE_EXPORTING, 3);
+        assertThat(answer.exportingState()).isEqualTo(ExportingState.PAUSED);
+        assertThat(answer.version()).isEqualTo(3L);
+        assertThat(cluster.brokers[follower].partition(1).stateMachine().exportingStateVersion()).isEqualTo(3L);
+        await("pause applied on the leader").atMost(Duration.ofSeconds(30)).until(() ->
+            cluster.brokers[leader].partition(1).stateMachine().exportingState() == ExportingState.PAUSED);
+    }
+
+    @Test
+    @Timeout(120)
     void pauseWithoutQuorumFailsAndChangesNothing() throws Exception
     {
         cluster = TestCluster.start(dataDir, 3, 1, 3, (c) -> c.withAdminTimeout(Duration.ofSeconds(2)));

@@ -59,6 +59,11 @@ public final class Partition implements PartitionListener, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
     private static final String PEER_PREFIX = "broker-";
+    /**
+     * How long a follower waits for the leader's own copy of the same request to commit the change before it
+     * forwards the entry itself: the gateway sends the same version to every replica at once.
+     */
+    private static final long FOLLOWER_WAIT_MS = 300;
 
     private final int brokerId;
     private final int partitionId;
@@ -348,17 +353,22 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.failedFuture(unavailable("not started"));
         }
-        final Message entry = exportingStateEntry(state, version);
-        final CompletableFuture<RaftClientReply> committed;
         if (division.getInfo().isLeader())
         {
-            committed = submitLocal(entry).thenCompose((reply) -> reply.isSuccess() ?
-                CompletableFuture.completedFuture(reply) : submitThroughClient(entry));
+            return commitExportingState(submitLocal(exportingStateEntry(state, version))
+                .thenCompose((reply) -> reply.isSuccess() ?
+                    CompletableFuture.completedFuture(reply) : submitThroughClient(exportingStateEntry(state, version))));
         }
-        else
-        {
-            committed = submitThroughClient(entry);
-        }
+        // Follower: usually the leader's own request commits this version within a round trip; answer from
+        // the applied state then, and forward the entry only when it does not show up.
+        return stateMachine.awaitExportingStateVersion(version, FOLLOWER_WAIT_MS).thenCompose((applied) -> applied ?
+            CompletableFuture.completedFuture(null) :
+            commitExportingState(submitThroughClient(exportingStateEntry(state, version))));
+    }
+
+    /** Waits until this replica applied the committed entry, at most the admin timeout. */
+    private CompletableFuture<Void> commitExportingState(final CompletableFuture<RaftClientReply> committed)
+    {
         return committed
             .thenCompose((reply) ->
             {

@@ -93,6 +93,7 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
     private final ReentrantLock exportGate = new ReentrantLock();
     private final Map<String, Long> exporterPositions = new ConcurrentHashMap<>();
     private final TreeMap<Long, List<CompletableFuture<Void>>> appliedWaiters = new TreeMap<>();
+    private final Set<VersionWaiter> versionWaiters = ConcurrentHashMap.newKeySet();
 
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
@@ -158,6 +159,7 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         getLifeCycle().transitionIfValid(LifeCycle.State.RUNNING);
         LOG.info("partition {} on broker {}: reloaded from installed snapshot {} (last position {})",
             partitionId, brokerId, latestSnapshot, log.lastPosition());
+        completeVersionWaiters();
     }
 
     private void load() throws IOException
@@ -318,6 +320,51 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         }
         LOG.info("partition {} on broker {}: exporting state is now {} (version {})",
             partitionId, brokerId, state, version);
+        completeVersionWaiters();
+    }
+
+    /**
+     * Completes with true once this replica has applied an exporting state of at least {@code version},
+     * with false after {@code timeoutMs}.
+     */
+    public CompletableFuture<Boolean> awaitExportingStateVersion(final long version, final long timeoutMs)
+    {
+        if (exportingStateVersion >= version)
+        {
+            return CompletableFuture.completedFuture(true);
+        }
+        final VersionWaiter waiter = new VersionWaiter(version);
+        versionWaiters.add(waiter);
+        waiter.future.completeOnTimeout(false, timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS)
+            .whenComplete((r, e) -> versionWaiters.remove(waiter));
+        if (exportingStateVersion >= version) // applied between the check and the registration
+        {
+            waiter.future.complete(true);
+        }
+        return waiter.future;
+    }
+
+    private void completeVersionWaiters()
+    {
+        final long applied = exportingStateVersion;
+        for (final VersionWaiter waiter : versionWaiters)
+        {
+            if (waiter.version <= applied)
+            {
+                waiter.future.complete(true);
+            }
+        }
+    }
+
+    private static final class VersionWaiter
+    {
+        final long version;
+        final CompletableFuture<Boolean> future = new CompletableFuture<>();
+
+        VersionWaiter(final long version)
+        {
+            this.version = version;
+        }
     }
 
     private void onExporterPositions(final ExporterPositionsEntryDecoder decoder)
