@@ -5,7 +5,7 @@
  * <p>
  * Wiring (owner of {@code io.sluice.broker.partition} / {@code command}):
  * <ol>
- *   <li><b>Log entry.</b> Add a message to {@code broker-log-codecs.xml}, e.g. {@code BackfillEntry} (id 23) with
+ *   <li><b>Log entry.</b> Add a message to {@code broker-log-codecs.xml}, {@code BackfillEntry} (id 24, wired) with
  *   one {@code varDataEncoding} field {@code payload}. The replicator given to {@code PartitionBackfills} wraps
  *   {@link io.sluice.broker.backfill.BackfillCodec#encode(io.sluice.broker.backfill.BackfillEntry)} in it, submits
  *   it in-process on the leader ({@code submitLocal}) and completes with {@code awaitApplied(reply index)}; it fails
