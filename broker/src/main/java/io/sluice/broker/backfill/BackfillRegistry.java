@@ -1,5 +1,6 @@
 package io.sluice.broker.backfill;
 
+import io.sluice.protocol.backfill.BackfillRanges;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 

@@ -1,5 +1,6 @@
 package io.sluice.broker.backfill;
 
+import io.sluice.protocol.backfill.BackfillRanges;
 import java.util.Objects;
 
 /**

@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.security.ManagementException;
 import io.sluice.gateway.topology.ClusterTopology;
+import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
@@ -330,8 +331,8 @@ public class BackfillService
                 partition.oldPosition(), partition.newPosition(), partition.fromPosition(), partition.toPosition(),
                 tasksHere, nextTaskId));
             ranges.add(new BackfillView.Range(partition.partitionId(), partition.fromPosition(), partition.toPosition()));
-            for (final BackfillTaskSplit.Range range :
-                BackfillTaskSplit.split(partition.oldPosition(), partition.newPosition(), tasksHere))
+            for (final BackfillRanges.Range range :
+                BackfillRanges.split(partition.oldPosition(), partition.newPosition(), tasksHere))
             {
                 tasks.add(new BackfillPlan.Task(nextTaskId++, partition.partitionId(), range.fromPosition(), range.toPosition()));
             }

@@ -1,22 +1,13 @@
 package io.sluice.gateway.backfill;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * How a backfill's tasks are shared out: across partitions by range length, and within a partition by
- * position. The within-partition split is the one the broker computes at apply time
- * ({@code io.sluice.broker.backfill.BackfillRanges}), so a plan shows the ranges the leaders will create when
- * nothing moved in between. Stateless.
+ * position ({@link io.sluice.protocol.backfill.BackfillRanges}, the split the broker computes at apply time).
+ * Stateless.
  */
 public final class BackfillTaskSplit
 {
     private BackfillTaskSplit()
-    {
-    }
-
-    /** An inclusive position range; empty when {@code toPosition < fromPosition}. */
-    public record Range(long fromPosition, long toPosition)
     {
     }
 
@@ -62,37 +53,5 @@ public final class BackfillTaskSplit
             tasks[best]++;
         }
         return tasks;
-    }
-
-    /**
-     * Splits {@code (fromExclusive, toInclusive]} into {@code taskCount} contiguous ranges whose lengths differ
-     * by at most one, the first ones taking the remainder; tasks beyond the positions get empty ranges.
-     */
-    public static List<Range> split(final long fromExclusive, final long toInclusive, final int taskCount)
-    {
-        if (taskCount < 1)
-        {
-            throw new IllegalArgumentException("taskCount must be at least 1, was " + taskCount);
-        }
-        final long length = Math.max(0, toInclusive - fromExclusive);
-        final long base = length / taskCount;
-        final long remainder = length % taskCount;
-        final List<Range> ranges = new ArrayList<>(taskCount);
-        long next = fromExclusive + 1;
-        for (int i = 0; i < taskCount; i++)
-        {
-            final long size = base + (i < remainder ? 1 : 0);
-            if (size == 0)
-            {
-                final long emptyFrom = Math.max(next, toInclusive + 1);
-                ranges.add(new Range(emptyFrom, emptyFrom - 1));
-            }
-            else
-            {
-                ranges.add(new Range(next, next + size - 1));
-                next += size;
-            }
-        }
-        return ranges;
     }
 }

@@ -2,6 +2,7 @@ package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.security.ManagementException;
+import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.transport.RequestTimeoutException;
@@ -188,9 +189,9 @@ class BackfillServiceTest
         assertThat(BackfillTaskSplit.allocate(new long[] {2, 1}, 10)).as("never more tasks than positions")
             .containsExactly(2, 1);
         assertThatThrownBy(() -> BackfillTaskSplit.allocate(new long[] {5, 5, 5}, 2)).hasMessageContaining("3 partitions");
-        assertThat(BackfillTaskSplit.split(118, 240, 4)).containsExactly(
-            new BackfillTaskSplit.Range(119, 149), new BackfillTaskSplit.Range(150, 180),
-            new BackfillTaskSplit.Range(181, 210), new BackfillTaskSplit.Range(211, 240));
+        assertThat(BackfillRanges.split(118, 240, 4)).containsExactly(
+            new BackfillRanges.Range(119, 149), new BackfillRanges.Range(150, 180),
+            new BackfillRanges.Range(181, 210), new BackfillRanges.Range(211, 240));
     }
 
     @Test

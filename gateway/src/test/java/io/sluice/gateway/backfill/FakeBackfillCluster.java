@@ -2,6 +2,7 @@ package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
+import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BackfillState;
@@ -162,11 +163,11 @@ final class FakeBackfillCluster implements ClusterTopology, BackfillClient
             case START ->
             {
                 final List<BackfillTaskStatus> created = new ArrayList<>();
-                final List<BackfillTaskSplit.Range> ranges = BackfillTaskSplit.split(
+                final List<BackfillRanges.Range> ranges = BackfillRanges.split(
                     exported.get(call.partitionId()), last.get(call.partitionId()), call.taskCount());
                 for (int i = 0; i < ranges.size(); i++)
                 {
-                    final BackfillTaskSplit.Range range = ranges.get(i);
+                    final BackfillRanges.Range range = ranges.get(i);
                     created.add(new BackfillTaskStatus(call.partitionId(), call.backfillId(), call.exporterId(),
                         call.firstTaskId() + i, BackfillState.PENDING, range.fromPosition(), range.toPosition(),
                         range.fromPosition() - 1, 0, 5_000, 5_000, null));

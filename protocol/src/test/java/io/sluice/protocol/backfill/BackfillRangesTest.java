@@ -1,4 +1,4 @@
-package io.sluice.broker.backfill;
+package io.sluice.protocol.backfill;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,11 +1,12 @@
-package io.sluice.broker.backfill;
+package io.sluice.protocol.backfill;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Deterministic split of a skipped range into task sub-ranges. Every replica computes the same split from
- * the same inputs, so the split itself need not be replicated.
+ * the same inputs, so the split itself need not be replicated; the gateway plans a dry run with the same
+ * function, so a plan shows the ranges the leaders will create when nothing moved in between.
  */
 public final class BackfillRanges
 {
