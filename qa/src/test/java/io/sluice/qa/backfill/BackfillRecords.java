@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /** Writing records, reading the export files, the exporting view and the backfill endpoints of one cluster. */
 final class BackfillRecords
@@ -45,6 +46,48 @@ final class BackfillRecords
                 records.add(new RecordToWrite(prefix + "-" + i, "{\"prefix\":\"" + prefix + "\",\"seq\":" + i + "}"));
             }
             written.addAll(Await.value("batch " + records.get(0).key() + ".. acknowledged", WRITE_TIMEOUT,
+                () -> Optional.of(cluster.client().writeBatch(records))));
+        }
+        return written;
+    }
+
+    /** Like {@link Await#value} with its own poll interval, for states that last well under a second. */
+    static <T> T poll(final String what, final Duration timeout, final Supplier<Optional<T>> probe, final Duration interval)
+    {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        RuntimeException last = null;
+        while (System.nanoTime() - deadline < 0)
+        {
+            try
+            {
+                final Optional<T> value = probe.get();
+                if (value.isPresent())
+                {
+                    return value.get();
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                last = ex;
+            }
+            Await.sleep(interval);
+        }
+        throw new AssertionError("timed out after " + timeout + " waiting for " + what +
+            (last != null ? " (last failure: " + last + ")" : ""), last);
+    }
+
+    /** Writes {@code count} records all keyed {@code key} (so all to one partition), payloads numbered. */
+    static List<WrittenRecord> writeOneKey(final SluiceCluster cluster, final String key, final int count, final int batch)
+    {
+        final List<WrittenRecord> written = new ArrayList<>(count);
+        for (int from = 0; from < count; from += batch)
+        {
+            final List<RecordToWrite> records = new ArrayList<>();
+            for (int i = from; i < Math.min(count, from + batch); i++)
+            {
+                records.add(new RecordToWrite(key, "{\"seq\":" + i + "}"));
+            }
+            written.addAll(Await.value("batch " + from + ".. of key " + key + " acknowledged", WRITE_TIMEOUT,
                 () -> Optional.of(cluster.client().writeBatch(records))));
         }
         return written;

@@ -255,38 +255,44 @@ class ResetToLatestAndBackfillTest
     @Order(5)
     void backfillResumesOnTheNewLeaderAfterItsLeaderIsKilled()
     {
+        // one key, so one partition and one task with a range long enough (one runner exports ~100k records/s here,
+        // checkpointing every 10k) to be caught running after a replicated checkpoint
+        final String key = "killed-" + System.nanoTime();
+        final WrittenRecord probe = cluster.client().write(key, "{\"probe\":true}");
+        BackfillRecords.awaitExported(cluster, List.of(probe), EXPORT_TIMEOUT);
         final long writeStart = System.nanoTime();
-        final List<WrittenRecord> lagging = pauseAndWrite("killed", 9_000);
-        cluster.log("wrote " + lagging.size() + " records in " + Duration.ofNanos(System.nanoTime() - writeStart).toMillis() + " ms");
+        final List<WrittenRecord> lagging = pauseAndWrite(key, 120_000, true);
+        cluster.log("wrote " + lagging.size() + " records to partition " + probe.partitionId() + " in " +
+            Duration.ofNanos(System.nanoTime() - writeStart).toMillis() + " ms");
+        assertThat(BackfillRecords.highestPositions(lagging).keySet()).as("partitions written").containsExactly(probe.partitionId());
         BackfillRecords.awaitLeaderPositionsCovering(cluster, BackfillRecords.highestPositions(lagging));
-        final HttpAnswer reset = BackfillRecords.reset(cluster, EXPORTER, "?backfillTaskCount=6");
+        final HttpAnswer reset = BackfillRecords.reset(cluster, EXPORTER, "?backfillTaskCount=1");
         assertThat(reset.status()).as("reset: %s", reset).isEqualTo(202);
         final String backfillId = reset.json().path("backfillId").asString("");
         final ExportingStatus leaders = cluster.awaitLeaders();
 
         resume();
         final long resumedAt = System.nanoTime();
-        // a task still running with a range left: kill the leader of its partition
-        final JsonNode running = Await.value("a task of " + backfillId + " running with positions left", STATE_TIMEOUT, () ->
+        // the task running past a replicated checkpoint, with positions left: kill the leader of its partition
+        final JsonNode running = BackfillRecords.poll("the task of " + backfillId + " running past a checkpoint", STATE_TIMEOUT, () ->
         {
             final JsonNode view = BackfillRecords.backfill(cluster, backfillId).json();
             if ("SUCCEEDED".equals(view.path("state").asString("")))
             {
-                throw new AssertionError("backfill " + backfillId + " SUCCEEDED before a task could be caught " +
-                    "running; make the range bigger: " + view);
+                throw new AssertionError("backfill " + backfillId + " SUCCEEDED before its task could be caught " +
+                    "running past a checkpoint; make the range bigger: " + view);
             }
-            JsonNode best = null;
             for (final JsonNode task : view.path("tasks"))
             {
-                final long left = task.path("toPosition").asLong() - task.path("exportedUpTo").asLong();
-                if ("RUNNING".equals(task.path("state").asString("")) && left > 0 &&
-                    (best == null || left > best.path("toPosition").asLong() - best.path("exportedUpTo").asLong()))
+                final long exportedUpTo = task.path("exportedUpTo").asLong();
+                if ("RUNNING".equals(task.path("state").asString("")) &&
+                    exportedUpTo >= task.path("fromPosition").asLong() && exportedUpTo < task.path("toPosition").asLong())
                 {
-                    best = task;
+                    return Optional.of(task);
                 }
             }
-            return Optional.ofNullable(best);
-        });
+            return Optional.empty();
+        }, Duration.ofMillis(20));
         final int partitionId = running.path("partitionId").asInt();
         final int taskId = running.path("taskId").asInt();
         final int victim = leaders.leaderOf(partitionId).orElseThrow();
@@ -309,6 +315,18 @@ class ResetToLatestAndBackfillTest
                     "was killed while it ran (%s)", taskId, partitionId, victim, running).isGreaterThanOrEqualTo(2);
             }
         }
+        // resumed from its checkpoint, not from the start: nothing at or below the checkpoint seen before the kill
+        // was exported twice (a re-export from the start would repeat all of it)
+        final long checkpoint = running.path("exportedUpTo").asLong();
+        final long fromPosition = running.path("fromPosition").asLong();
+        final Map<Long, Integer> lines = new TreeMap<>();
+        cluster.exportedRecords(partitionId).stream()
+            .filter(record -> record.position() >= fromPosition && record.position() <= checkpoint)
+            .forEach(record -> lines.merge(record.position(), 1, Integer::sum));
+        final List<Long> twice = lines.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey).toList();
+        assertThat(twice).as("positions %d..%d of partition %d (below checkpoint %d) exported more than once, so the " +
+            "task did not resume from its checkpoint; first: %s", fromPosition, checkpoint, partitionId, checkpoint,
+            twice.subList(0, Math.min(5, twice.size()))).isEmpty();
         allWritten.addAll(lagging);
         BackfillRecords.awaitExported(cluster, allWritten, EXPORT_TIMEOUT);
         BackfillRecords.assertExportedWithoutGaps(cluster, allWritten);
@@ -349,11 +367,18 @@ class ResetToLatestAndBackfillTest
 
     private List<WrittenRecord> pauseAndWrite(final String prefix, final int count)
     {
+        return pauseAndWrite(prefix, count, false);
+    }
+
+    /** Writes a few records and waits for their export, pauses, then writes {@code count} (all with one key if asked). */
+    private List<WrittenRecord> pauseAndWrite(final String prefix, final int count, final boolean oneKey)
+    {
         BackfillRecords.awaitExported(cluster, BackfillRecords.write(cluster, prefix + "-before", 30, 30), EXPORT_TIMEOUT);
         final HttpAnswer pause = cluster.client().pause().http();
         assertThat(pause.status()).as("pause: %s", pause).isEqualTo(200);
         BackfillRecords.awaitClusterState(cluster, "PAUSED");
-        return BackfillRecords.write(cluster, prefix, count, count >= 1_000 ? 250 : 60);
+        return oneKey ? BackfillRecords.writeOneKey(cluster, prefix, count, 1_000) :
+            BackfillRecords.write(cluster, prefix, count, 60);
     }
 
     private void resume()
