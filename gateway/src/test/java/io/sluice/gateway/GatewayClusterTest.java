@@ -205,7 +205,7 @@ class GatewayClusterTest
     void badRequestsGet400WithAJsonErrorAndWriteNothing() throws Exception
     {
         awaitReady();
-        final long before = totalLastPosition();
+        final long before = settledTotalLastPosition();
 
         assertError(post("{\"key\": \"a\", \"payload\": "), "malformed_json");
         assertError(post("not json at all"), "malformed_json");
@@ -219,6 +219,24 @@ class GatewayClusterTest
 
         Thread.sleep(1500);
         assertThat(totalLastPosition()).isEqualTo(before);
+    }
+
+    /** The view is polled: wait until earlier cases' writes show, so they are not taken for this case's. */
+    private long settledTotalLastPosition() throws Exception
+    {
+        final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        long seen = totalLastPosition();
+        while (System.nanoTime() < deadline)
+        {
+            Thread.sleep(1500);
+            final long now = totalLastPosition();
+            if (now == seen)
+            {
+                return now;
+            }
+            seen = now;
+        }
+        throw new AssertionError("partition positions still moving after 30 s: " + seen);
     }
 
     @Test
