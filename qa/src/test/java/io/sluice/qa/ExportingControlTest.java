@@ -180,6 +180,13 @@ class ExportingControlTest
     {
         final int dead = 1;
         cluster.killBroker(dead);
+        // The gateway must have noticed the death first, or "available again" below is read from before the kill.
+        Await.until("gateway showing broker " + dead + " down", SluiceCluster.FAILOVER_TIMEOUT, () ->
+        {
+            final ExportingStatus status = cluster.client().exporting();
+            return cluster.pairsOf(dead).stream().allMatch(pair -> status.pair(pair.brokerId(), pair.partitionId())
+                .map(state -> "UNKNOWN".equals(state.state())).orElse(true));
+        });
         // A pause is committed through each partition's Raft group: once the survivors lead every partition,
         // only the dead broker's own pairs can fail, and they must fail at once rather than at the deadline.
         cluster.awaitLeaders();

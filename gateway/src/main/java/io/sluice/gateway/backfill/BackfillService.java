@@ -21,6 +21,7 @@ import org.springframework.stereotype.Service;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,8 +47,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * Planning: only partitions whose exporter is behind get a task; the others are at the latest position
  * already. Without a task count each such partition gets one task. With one, every such partition gets one
  * and the rest go to the partitions with the most positions per task, so one lagging partition is split by
- * position among several tasks. A task runs on its partition's leader, so a task count below the number of
- * lagging partitions is refused (400, naming the minimum) rather than silently raised.
+ * position among several tasks. Each range runs on its partition's leader, so with fewer tasks than lagging
+ * partitions a task takes the ranges of several partitions (the contract accepts any count from 1 to the
+ * maximum).
  * <p>
  * Thread-safe.
  */
@@ -303,16 +305,12 @@ public class BackfillService
         }
         final List<BackfillPlan.Partition> withRange = lagging.stream().filter(BackfillPlan.Partition::hasRange).toList();
         final int taskCount = requested.orElse(withRange.size());
-        if (taskCount < withRange.size())
-        {
-            throw new ManagementException(HttpStatus.BAD_REQUEST, "backfillTaskCount " + taskCount + " is below the " +
-                withRange.size() + " partitions with a skipped range " +
-                withRange.stream().map(BackfillPlan.Partition::partitionId).toList() +
-                "; a task backfills one partition, so ask for at least " + withRange.size() +
-                " (or leave it out for one task per partition)");
-        }
-        final long[] lengths = withRange.stream().mapToLong(p -> p.newPosition() - p.oldPosition()).toArray();
-        final int[] allocation = BackfillTaskSplit.allocate(lengths, taskCount);
+        // A runner works on one partition's leader, so every lagging partition needs a range of its own. With at
+        // least one task per lagging partition, tasks split ranges by position; with fewer, a task takes the
+        // ranges of several partitions (task k covers the k-th, (k+N)-th, ... lagging partition).
+        final boolean sharedTasks = taskCount < withRange.size();
+        final int[] allocation = sharedTasks ? null : BackfillTaskSplit.allocate(
+            withRange.stream().mapToLong(p -> p.newPosition() - p.oldPosition()).toArray(), taskCount);
 
         final List<BackfillPlan.Partition> partitions = new ArrayList<>();
         final List<BackfillView.Range> ranges = new ArrayList<>();
@@ -326,18 +324,24 @@ public class BackfillService
                 partitions.add(partition);
                 continue;
             }
-            final int tasksHere = allocation[withRangeIndex++];
+            final int tasksHere = sharedTasks ? 1 : allocation[withRangeIndex];
+            final int firstTaskId = sharedTasks ? withRangeIndex % taskCount + 1 : nextTaskId;
+            withRangeIndex++;
             partitions.add(new BackfillPlan.Partition(partition.partitionId(), partition.leaderId(),
                 partition.oldPosition(), partition.newPosition(), partition.fromPosition(), partition.toPosition(),
-                tasksHere, nextTaskId));
+                tasksHere, firstTaskId));
             ranges.add(new BackfillView.Range(partition.partitionId(), partition.fromPosition(), partition.toPosition()));
+            int taskId = firstTaskId;
             for (final BackfillRanges.Range range :
                 BackfillRanges.split(partition.oldPosition(), partition.newPosition(), tasksHere))
             {
-                tasks.add(new BackfillPlan.Task(nextTaskId++, partition.partitionId(), range.fromPosition(), range.toPosition()));
+                tasks.add(new BackfillPlan.Task(taskId++, partition.partitionId(), range.fromPosition(), range.toPosition()));
             }
+            nextTaskId = taskId;
         }
-        return new BackfillPlan(dryRun, exporterId, tasks.size(), List.copyOf(partitions), List.copyOf(ranges),
+        tasks.sort(Comparator.comparingInt(BackfillPlan.Task::taskId).thenComparingInt(BackfillPlan.Task::partitionId));
+        final int distinctTasks = (int)tasks.stream().mapToInt(BackfillPlan.Task::taskId).distinct().count();
+        return new BackfillPlan(dryRun, exporterId, distinctTasks, List.copyOf(partitions), List.copyOf(ranges),
             List.copyOf(tasks));
     }
 

@@ -128,12 +128,21 @@ class BackfillServiceTest
     }
 
     @Test
-    void fewerTasksThanLaggingPartitionsIs400NamingTheMinimum()
+    void fewerTasksThanLaggingPartitionsShareTasksAcrossPartitions()
     {
-        assertRefused(service.start("file", "4"), HttpStatus.BAD_REQUEST,
-            "backfillTaskCount 4 is below the 6 partitions with a skipped range [1, 2, 3, 4, 5, 6]; " +
-            "a task backfills one partition, so ask for at least 6");
+        final BackfillPlan plan = service.plan("file", "4").join();
+
         assertThat(cluster.sent(START)).isZero();
+        assertThat(plan.backfillTaskCount()).isEqualTo(4);
+        assertThat(plan.partitions()).extracting(BackfillPlan.Partition::taskCount).containsOnly(1);
+        assertThat(plan.partitions()).extracting(BackfillPlan.Partition::firstTaskId).containsExactly(1, 2, 3, 4, 1, 2);
+        assertThat(plan.tasks()).extracting(BackfillPlan.Task::taskId, BackfillPlan.Task::partitionId)
+            .containsExactly(tuple(1, 1), tuple(1, 5), tuple(2, 2), tuple(2, 6), tuple(3, 3), tuple(4, 4));
+        assertThat(plan.ranges()).hasSize(6);
+
+        final BackfillView view = service.start("file", "4").join();
+        assertThat(cluster.sent(START)).isEqualTo(6);
+        assertThat(view.tasks()).extracting(BackfillView.Task::taskId).containsOnly(1, 2, 3, 4);
     }
 
     @Test
