@@ -304,8 +304,18 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         final ExportingState state = toExportingState(decoder.state());
         if (version <= exportingStateVersion)
         {
-            LOG.info("partition {} on broker {}: ignored exporting state {} version {}, holding {} version {}",
-                partitionId, brokerId, state, version, exportingState, exportingStateVersion);
+            // Every replica of an operation submits the same version, so repeats are routine; an older version
+            // losing to a newer one is what an operator wants to see.
+            if (version == exportingStateVersion)
+            {
+                LOG.debug("partition {} on broker {}: exporting state {} version {} already held",
+                    partitionId, brokerId, state, version);
+            }
+            else
+            {
+                LOG.info("partition {} on broker {}: ignored exporting state {} version {}, holding {} version {}",
+                    partitionId, brokerId, state, version, exportingState, exportingStateVersion);
+            }
             return;
         }
         exportGate.lock();
