@@ -202,11 +202,39 @@ public final class SluiceCluster implements AutoCloseable
         log("started gateway (pid " + gateway.pid() + "), client port " + clientPort + ", management port " + managementPort);
     }
 
-    /** SIGKILL. */
+    /**
+     * SIGKILL, then (with the gateway running) wait until the gateway's polled view shows every pair of the broker
+     * UNKNOWN: until then the view still describes the dead broker, and a following {@link #awaitBrokerAvailable}
+     * or leader wait would return at once from that stale view.
+     */
     public void killBroker(final int brokerId)
     {
         broker(brokerId).kill();
         log("SIGKILLed broker " + brokerId);
+        if (gateway.isAlive() && !gateway.isSuspended())
+        {
+            awaitGatewaySeesDown(brokerId);
+        }
+    }
+
+    private void awaitGatewaySeesDown(final int brokerId)
+    {
+        final long start = System.nanoTime();
+        Await.until("the gateway to report every pair of killed broker " + brokerId + " UNKNOWN", FAILOVER_TIMEOUT, () ->
+        {
+            final ExportingStatus status;
+            try
+            {
+                status = client.exporting();
+            }
+            catch (final GatewayException ex)
+            {
+                return false;
+            }
+            return pairsOf(brokerId).stream().allMatch(pair -> status.pair(pair.brokerId(), pair.partitionId())
+                .map(state -> "UNKNOWN".equals(state.state())).orElse(true));
+        });
+        log("gateway saw broker " + brokerId + " down after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
     }
 
     /** SIGTERM and a bounded wait; returns the exit code. */
