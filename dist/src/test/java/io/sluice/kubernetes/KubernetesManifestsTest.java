@@ -39,7 +39,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -447,17 +446,12 @@ class KubernetesManifestsTest
 
     private static <T extends HasMetadata> T only(final Class<T> type)
     {
-        final List<T> matching = documents.stream().map(Manifests.Document::resource).filter(type::isInstance)
-            .map(type::cast).toList();
-        assertThat(matching).as("exactly one " + type.getSimpleName()).hasSize(1);
-        return matching.get(0);
+        return Manifests.only(documents, type);
     }
 
     private static <T extends HasMetadata> T named(final Class<T> type, final String name)
     {
-        return documents.stream().map(Manifests.Document::resource).filter(type::isInstance).map(type::cast)
-            .filter(resource -> Objects.equals(resource.getMetadata().getName(), name)).findFirst()
-            .orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " named " + name + " in dist/kubernetes"));
+        return Manifests.named(documents, type, name);
     }
 
     private static Path hook()

@@ -27,6 +27,7 @@ import java.util.Collection;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -189,6 +190,26 @@ public final class Manifests
         }
     }
 
+    /** The one resource of a type among {@code documents}; fails when there is none or more than one. */
+    public static <T extends HasMetadata> T only(final List<Document> documents, final Class<T> type)
+    {
+        final List<Document> matching = documents.stream().filter(document -> type.isInstance(document.resource())).toList();
+        if (matching.size() != 1)
+        {
+            throw new AssertionError("expected exactly one " + type.getSimpleName() + " in dist/kubernetes, found "
+                + matching.stream().map(Document::describe).toList());
+        }
+        return type.cast(matching.get(0).resource());
+    }
+
+    /** The resource of a type and name among {@code documents}; fails when there is none. */
+    public static <T extends HasMetadata> T named(final List<Document> documents, final Class<T> type, final String name)
+    {
+        return documents.stream().map(Document::resource).filter(type::isInstance).map(type::cast)
+            .filter(resource -> Objects.equals(resource.getMetadata().getName(), name)).findFirst()
+            .orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " named " + name + " in dist/kubernetes"));
+    }
+
     /** The pod template of a workload, with a label saying which. */
     public static Optional<PodTemplateSpec> podTemplate(final HasMetadata resource)
     {
@@ -228,11 +249,12 @@ public final class Manifests
 
     private static Path locate()
     {
-        for (final Path candidate : List.of(Path.of("kubernetes"), Path.of("dist/kubernetes")))
+        // dist's tests run in dist/, qa's in qa/
+        for (final Path candidate : List.of(Path.of("kubernetes"), Path.of("dist/kubernetes"), Path.of("../dist/kubernetes")))
         {
             if (Files.isDirectory(candidate) && Files.exists(candidate.resolve("brokers.yaml")))
             {
-                return candidate.toAbsolutePath();
+                return candidate.toAbsolutePath().normalize();
             }
         }
         throw new IllegalStateException("dist/kubernetes not found from " + Path.of("").toAbsolutePath());

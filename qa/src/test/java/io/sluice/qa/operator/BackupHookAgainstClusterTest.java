@@ -2,8 +2,6 @@ package io.sluice.qa.operator;
 
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportingControlAnswer;
-import io.sluice.qa.cluster.ExportingStatus;
-import io.sluice.qa.cluster.PairState;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
@@ -38,8 +36,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BackupHookAgainstClusterTest
 {
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
-    private static final Duration HOOK_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(180));
-    private static final Duration BACKUP_START_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(120));
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(2);
 
     @RegisterExtension
@@ -93,7 +89,7 @@ class BackupHookAgainstClusterTest
         final Process hook = startHook(folder, "bash", "-c",
             "touch \"$0/started\"; for i in $(seq 1 1200); do [ -f \"$0/finish\" ] && break; sleep 0.1; done; exec false",
             folder.toString());
-        awaitFile(hook, folder.resolve("started"));
+        Hooks.awaitFile(hook, folder.resolve("started"), folder.resolve("hook.err"));
         Exports.awaitClusterState(cluster, "PAUSED");
         final Map<Integer, byte[]> snapshot = Exports.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Exports.write(cluster, "during-failed-backup", 200);
@@ -101,9 +97,10 @@ class BackupHookAgainstClusterTest
         Exports.assertUnchanged(cluster, snapshot, "while the backup ran");
         Files.createFile(folder.resolve("finish"));
 
-        assertThat(awaitExit(hook, folder)).as("hook exit; stderr: %s", read(folder.resolve("hook.err"))).isEqualTo(4);
-        assertThat(read(folder.resolve("hook.err"))).contains("backup-hook: backup command failed (exit 1)");
-        assertEveryPairExporting();
+        assertThat(Hooks.awaitExit(hook, folder.resolve("hook.err")))
+            .as("hook exit; stderr: %s", Hooks.read(folder.resolve("hook.err"))).isEqualTo(4);
+        assertThat(Hooks.read(folder.resolve("hook.err"))).contains("backup-hook: backup command failed (exit 1)");
+        Exports.assertEveryPair(cluster, "EXPORTING");
         Exports.awaitExported(cluster, duringBackup);
     }
 
@@ -117,8 +114,8 @@ class BackupHookAgainstClusterTest
         final Process hook = startHook(folder, "bash", "-c",
             "echo $$ > \"$0/backup.pid.tmp\" && mv \"$0/backup.pid.tmp\" \"$0/backup.pid\"; exec sleep 600",
             folder.toString());
-        awaitFile(hook, folder.resolve("backup.pid"));
-        final long backupPid = Long.parseLong(read(folder.resolve("backup.pid")).trim());
+        Hooks.awaitFile(hook, folder.resolve("backup.pid"), folder.resolve("hook.err"));
+        final long backupPid = Long.parseLong(Hooks.read(folder.resolve("backup.pid")).trim());
         backupPids.add(backupPid);
         Exports.awaitClusterState(cluster, "PAUSED");
         final Map<Integer, byte[]> snapshot = Exports.snapshot(cluster);
@@ -127,12 +124,13 @@ class BackupHookAgainstClusterTest
         Exports.assertUnchanged(cluster, snapshot, "while the backup ran");
 
         hook.destroy(); // SIGTERM to the hook's bash
-        assertThat(awaitExit(hook, folder)).as("hook exit; stderr: %s", read(folder.resolve("hook.err"))).isEqualTo(143);
-        assertThat(read(folder.resolve("hook.err")))
+        assertThat(Hooks.awaitExit(hook, folder.resolve("hook.err")))
+            .as("hook exit; stderr: %s", Hooks.read(folder.resolve("hook.err"))).isEqualTo(143);
+        assertThat(Hooks.read(folder.resolve("hook.err")))
             .contains("backup-hook: interrupted by SIGTERM during the backup step");
         Await.until("backup process " + backupPid + " stopped by the hook", Exports.STATE_TIMEOUT,
             () -> ProcessHandle.of(backupPid).map(process -> !process.isAlive()).orElse(true));
-        assertEveryPairExporting();
+        Exports.assertEveryPair(cluster, "EXPORTING");
         Exports.awaitExported(cluster, duringBackup);
     }
 
@@ -154,53 +152,5 @@ class BackupHookAgainstClusterTest
         final Process hook = builder.start();
         hooks.add(hook);
         return hook;
-    }
-
-    private void assertEveryPairExporting()
-    {
-        final ExportingStatus status = Exports.awaitClusterState(cluster, "EXPORTING");
-        assertThat(status.targets()).extracting(PairState::pair).containsExactlyInAnyOrderElementsOf(cluster.allPairs());
-        assertThat(status.targets()).allSatisfy(pair -> assertThat(pair.state()).isEqualTo("EXPORTING"));
-    }
-
-    /** Waits for a file the backup command writes; fails early, with the hook's output, if the hook ends first. */
-    private static void awaitFile(final Process hook, final Path file)
-    {
-        Await.until(file + " written by the backup command", BACKUP_START_TIMEOUT, () ->
-        {
-            if (Files.exists(file))
-            {
-                return true;
-            }
-            if (!hook.isAlive())
-            {
-                throw new AssertionError("the hook exited " + hook.exitValue() + " before the backup ran; stderr: " +
-                    read(file.getParent().resolve("hook.err")));
-            }
-            return false;
-        });
-    }
-
-    private static int awaitExit(final Process hook, final Path folder) throws InterruptedException
-    {
-        if (!hook.waitFor(HOOK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
-        {
-            hook.destroyForcibly();
-            throw new AssertionError("backup hook still running after " + HOOK_TIMEOUT + "; stderr: " +
-                read(folder.resolve("hook.err")));
-        }
-        return hook.exitValue();
-    }
-
-    private static String read(final Path file)
-    {
-        try
-        {
-            return Files.exists(file) ? Files.readString(file) : "";
-        }
-        catch (final IOException ex)
-        {
-            throw new java.io.UncheckedIOException("cannot read " + file, ex);
-        }
     }
 }

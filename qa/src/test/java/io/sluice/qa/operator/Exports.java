@@ -3,6 +3,7 @@ package io.sluice.qa.operator;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportedRecord;
 import io.sluice.qa.cluster.ExportingStatus;
+import io.sluice.qa.cluster.PairState;
 import io.sluice.qa.cluster.RecordToWrite;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
@@ -16,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Writing records through the gateway, and watching the file exporter's output and the gateway's exporting view. */
 final class Exports
@@ -102,6 +105,15 @@ final class Exports
             final ExportingStatus status = cluster.client().exporting();
             return state.equals(status.state()) ? Optional.of(status) : Optional.empty();
         });
+    }
+
+    /** Waits for the gateway to report {@code state} for the cluster; checks every pair of the cluster is listed so. */
+    static ExportingStatus assertEveryPair(final SluiceCluster cluster, final String state)
+    {
+        final ExportingStatus status = awaitClusterState(cluster, state);
+        assertThat(status.targets()).extracting(PairState::pair).containsExactlyInAnyOrderElementsOf(cluster.allPairs());
+        assertThat(status.targets()).allSatisfy(pair -> assertThat(pair.state()).as("%s", pair).isEqualTo(state));
+        return status;
     }
 
     /** Every broker running (SIGCONT for a stopped one, a start for a dead one), a leader per partition, each pair known. */
