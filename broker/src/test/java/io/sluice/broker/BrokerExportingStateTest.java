@@ -1,11 +1,13 @@
 package io.sluice.broker;
 
+import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
 import org.agrona.DirectBuffer;
@@ -14,6 +16,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -146,21 +150,46 @@ class BrokerExportingStateTest
         assertThat(partition.exportingStateVersion()).isEqualTo(2L);
     }
 
-    @Test
+    @ParameterizedTest(name = "leader said to be targeted too: {0}")
+    @ValueSource(booleans = {false, true})
     @Timeout(120)
-    void followerAskedAloneForwardsThePauseAndAnswersOnlyOnceItIsApplied() throws Exception
+    void followerAskedAloneForwardsThePauseAndAnswersOnlyOnceItIsApplied(final boolean leaderTargeted) throws Exception
     {
         cluster = TestCluster.start(dataDir, 3, 1, 3);
         final int leader = cluster.awaitLeader(1);
         final int follower = cluster.distribution.replicasOf(1).stream().filter((b) -> b != leader).findFirst()
             .orElseThrow();
-        // No request reaches the leader: the follower's wait runs out and it forwards the entry itself.
-        final AdminResponseDecoder answer = cluster.admin(follower, 1, AdminRequestKind.PAUSE_EXPORTING, 3);
+        // No request reaches the leader: the follower forwards the entry itself, at once when told the leader is
+        // not asked, after its wait for the leader's entry runs out when told (wrongly) that it is.
+        final DirectBuffer response = cluster.send(follower,
+            TestCluster.adminRequest(follower, 1, AdminRequestKind.PAUSE_EXPORTING, 3, leaderTargeted));
+        final AdminResponseDecoder answer = new AdminResponseDecoder().wrapAndApplyHeader(response, 0, new MessageHeaderDecoder());
         assertThat(answer.exportingState()).isEqualTo(ExportingState.PAUSED);
         assertThat(answer.version()).isEqualTo(3L);
         assertThat(cluster.brokers[follower].partition(1).stateMachine().exportingStateVersion()).isEqualTo(3L);
         await("pause applied on the leader").atMost(Duration.ofSeconds(30)).until(() ->
             cluster.brokers[leader].partition(1).stateMachine().exportingState() == ExportingState.PAUSED);
+    }
+
+    @Test
+    @Timeout(120)
+    void aRequestOfSchemaVersion0WithoutTheLeaderFlagIsHonoured() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(1);
+        final int follower = cluster.distribution.replicasOf(1).stream().filter((b) -> b != leader).findFirst()
+            .orElseThrow();
+        // Version 0 ends the block before leaderTargeted (the last field, one byte): the follower commits at once.
+        final ExpandableArrayBuffer admin = new ExpandableArrayBuffer(64);
+        TestCluster.adminRequest(follower, 1, AdminRequestKind.PAUSE_EXPORTING, 4, true).write(admin, 0);
+        final int version0BlockLength = AdminRequestEncoder.BLOCK_LENGTH - 1;
+        new MessageHeaderEncoder().wrap(admin, 0).blockLength(version0BlockLength).version(0);
+        final DirectBuffer response = cluster.send(follower,
+            TestCluster.bytes(admin, MessageHeaderEncoder.ENCODED_LENGTH + version0BlockLength));
+
+        final AdminResponseDecoder answer = new AdminResponseDecoder().wrapAndApplyHeader(response, 0, new MessageHeaderDecoder());
+        assertThat(answer.exportingState()).isEqualTo(ExportingState.PAUSED);
+        assertThat(answer.version()).isEqualTo(4L);
     }
 
     @Test
@@ -205,8 +234,12 @@ class BrokerExportingStateTest
         // Unknown admin kind, wrong broker, unknown partition, partition not hosted here.
         TestCluster.adminRequest(0, 1, AdminRequestKind.PAUSE_EXPORTING, 1).write(admin, 0);
         admin.putByte(MessageHeaderEncoder.ENCODED_LENGTH + 8, (byte)77);
-        assertError(cluster.send(0, TestCluster.bytes(admin, MessageHeaderEncoder.ENCODED_LENGTH + 17)),
+        assertError(cluster.send(0, TestCluster.bytes(admin, MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH)),
             ErrorCode.MALFORMED_REQUEST);
+        TestCluster.adminRequest(0, 1, AdminRequestKind.PAUSE_EXPORTING, 1).write(admin, 0);
+        admin.putByte(MessageHeaderEncoder.ENCODED_LENGTH + 17, (byte)5);
+        assertThat(assertError(cluster.send(0, TestCluster.bytes(admin, MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH)),
+            ErrorCode.MALFORMED_REQUEST).message()).contains("leaderTargeted is 5");
         assertError(cluster.send(0, TestCluster.adminRequest(1, 1, AdminRequestKind.PAUSE_EXPORTING, 1)),
             ErrorCode.NOT_MEMBER);
         assertError(cluster.send(0, TestCluster.adminRequest(0, 9, AdminRequestKind.PAUSE_EXPORTING, 1)),

@@ -6,6 +6,7 @@ import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
@@ -325,13 +326,21 @@ final class TestCluster implements AutoCloseable
         };
     }
 
+    /** An admin request whose sender did not also ask the leader: a follower commits the change at once. */
     static MessageWriter adminRequest(final int brokerId, final int partitionId, final AdminRequestKind kind,
         final long version)
+    {
+        return adminRequest(brokerId, partitionId, kind, version, false);
+    }
+
+    static MessageWriter adminRequest(final int brokerId, final int partitionId, final AdminRequestKind kind,
+        final long version, final boolean leaderTargeted)
     {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
         final AdminRequestEncoder encoder = new AdminRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .brokerId(brokerId).partitionId(partitionId).kind(kind).version(version);
+            .brokerId(brokerId).partitionId(partitionId).kind(kind).version(version)
+            .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE);
         return bytes(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 

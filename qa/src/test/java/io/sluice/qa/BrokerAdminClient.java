@@ -2,6 +2,7 @@ package io.sluice.qa;
 
 import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
@@ -57,7 +58,8 @@ final class BrokerAdminClient implements AutoCloseable
             .brokerId(brokerId)
             .partitionId(partitionId)
             .kind(kind)
-            .version(version);
+            .version(version)
+            .leaderTargeted(BooleanType.FALSE);
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + adminEncoder.encodedLength();
         final DirectBuffer answer = send(broker, length);
         requireTemplate(answer, AdminResponseDecoder.TEMPLATE_ID, "admin " + kind + " to broker " + brokerId +

@@ -8,6 +8,7 @@ import io.sluice.protocol.codecs.AdminRequestDecoder;
 import io.sluice.protocol.codecs.AppendRequestDecoder;
 import io.sluice.protocol.codecs.BackfillRequestDecoder;
 import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
@@ -210,6 +211,15 @@ public final class CommandApi implements RequestHandler
                 ": unknown admin request kind " + request.kindRaw());
             return;
         }
+        // Absent (null) before schema version 1: a sender that does not say is not waited for.
+        final short leaderTargeted = request.leaderTargetedRaw();
+        if (leaderTargeted != BooleanType.TRUE.value() && leaderTargeted != BooleanType.FALSE.value() &&
+            leaderTargeted != BooleanType.NULL_VAL.value())
+        {
+            malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
+                ": admin request leaderTargeted is " + request.leaderTargetedRaw() + ", not 0 or 1");
+            return;
+        }
         if (requestBroker != brokerId)
         {
             response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, partitionId, ErrorResponseWriter.NO_LEADER,
@@ -221,7 +231,7 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
-        partition.changeExportingState(target, version).whenComplete((ignored, error) ->
+        partition.changeExportingState(target, version, leaderTargeted == BooleanType.TRUE.value()).whenComplete((ignored, error) ->
         {
             if (error != null)
             {

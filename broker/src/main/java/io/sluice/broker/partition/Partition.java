@@ -340,9 +340,12 @@ public final class Partition implements PartitionListener, AutoCloseable
     /**
      * Makes an exporting state change durable and replicated, then waits until this replica applied it.
      * Answers at once when the held version is already at least {@code version}. Fails at the admin
-     * timeout when the group has no quorum; never reports a change that was not committed.
+     * timeout when the group has no quorum; never reports a change that was not committed. A follower whose
+     * leader got the same request ({@code leaderTargeted}) waits briefly for the leader's entry rather than
+     * proposing its own, so a fan-out to every replica costs one entry per partition; otherwise it proposes at once.
      */
-    public CompletableFuture<Void> changeExportingState(final ExportingState state, final long version)
+    public CompletableFuture<Void> changeExportingState(
+        final ExportingState state, final long version, final boolean leaderTargeted)
     {
         if (stateMachine.exportingStateVersion() >= version)
         {
@@ -359,8 +362,12 @@ public final class Partition implements PartitionListener, AutoCloseable
                 .thenCompose((reply) -> reply.isSuccess() ?
                     CompletableFuture.completedFuture(reply) : submitThroughClient(exportingStateEntry(state, version))));
         }
-        // Follower: usually the leader's own request commits this version within a round trip; answer from
-        // the applied state then, and forward the entry only when it does not show up.
+        if (!leaderTargeted)
+        {
+            return commitExportingState(submitThroughClient(exportingStateEntry(state, version)));
+        }
+        // Follower: the leader's own request usually commits this version within a round trip; answer from the
+        // applied state then, and forward the entry only when it does not show up (the sender's leader was stale).
         return stateMachine.awaitExportingStateVersion(version, FOLLOWER_WAIT_MS).thenCompose((applied) -> applied ?
             CompletableFuture.completedFuture(null) :
             commitExportingState(submitThroughClient(exportingStateEntry(state, version))));

@@ -17,8 +17,13 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface BrokerClient extends AutoCloseable
 {
-    /** Sends one admin request to exactly the named replica, with no retry. */
-    CompletableFuture<AdminResult> admin(PartitionReplica target, AdminRequestKind kind, long version, Duration timeout);
+    /**
+     * Sends one admin request to exactly the named replica, with no retry. {@code leaderTargeted} says the same
+     * request goes to the partition's leader too, so a follower may wait for the leader's entry instead of
+     * proposing its own.
+     */
+    CompletableFuture<AdminResult> admin(
+        PartitionReplica target, AdminRequestKind kind, long version, boolean leaderTargeted, Duration timeout);
 
     /**
      * Appends a batch to a partition's leader, following NOT_LEADER answers and leader changes until the

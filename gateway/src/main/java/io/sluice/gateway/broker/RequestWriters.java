@@ -3,6 +3,7 @@ package io.sluice.gateway.broker;
 import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.TopologyRequestEncoder;
 import io.sluice.protocol.transport.MessageWriter;
@@ -23,7 +24,8 @@ final class RequestWriters
     {
     }
 
-    static MessageWriter admin(final int brokerId, final int partitionId, final AdminRequestKind kind, final long version)
+    static MessageWriter admin(
+        final int brokerId, final int partitionId, final AdminRequestKind kind, final long version, final boolean leaderTargeted)
     {
         return new MessageWriter()
         {
@@ -39,7 +41,8 @@ final class RequestWriters
                     .brokerId(brokerId)
                     .partitionId(partitionId)
                     .kind(kind)
-                    .version(version);
+                    .version(version)
+                    .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE);
             }
         };
     }

@@ -72,14 +72,18 @@ public final class SbeBrokerClient implements BrokerClient
 
     @Override
     public CompletableFuture<AdminResult> admin(
-        final PartitionReplica target, final AdminRequestKind kind, final long version, final Duration timeout)
+        final PartitionReplica target,
+        final AdminRequestKind kind,
+        final long version,
+        final boolean leaderTargeted,
+        final Duration timeout)
     {
         if (!distribution.contains(target))
         {
             return CompletableFuture.failedFuture(
                 new IllegalArgumentException(target + " is not in the cluster's distribution"));
         }
-        return send(target.brokerId(), RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version),
+        return send(target.brokerId(), RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version, leaderTargeted),
             timeout, buffer -> ResponseDecoders.get().decodeAdmin(buffer, target));
     }
 

@@ -22,9 +22,12 @@ import org.springframework.stereotype.Service;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -148,10 +151,11 @@ public class ExportingControlService
         final long version = versions.next(highestReportedVersion());
         final long startNanos = System.nanoTime();
 
+        final Set<PartitionReplica> targeted = new HashSet<>(targets);
         final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
         for (final PartitionReplica target : targets)
         {
-            pending.add(send(operation, target, version));
+            pending.add(send(operation, target, version, isLeaderTargeted(target.partitionId(), targeted)));
         }
 
         return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->
@@ -236,8 +240,20 @@ public class ExportingControlService
         return highest;
     }
 
+    /**
+     * Whether this operation also reaches the partition's leader (as last polled): then its followers wait for the
+     * leader's entry rather than each proposing one, so a partition costs one Raft entry however many of its
+     * replicas are targeted. Without the leader a follower proposes at once instead of waiting for nothing.
+     */
+    private boolean isLeaderTargeted(final int partitionId, final Set<PartitionReplica> targeted)
+    {
+        final OptionalInt leader = topology.leaderOf(partitionId);
+        return leader.isPresent() && !topology.isKnownDown(leader.getAsInt()) &&
+            targeted.contains(new PartitionReplica(leader.getAsInt(), partitionId));
+    }
+
     private CompletableFuture<TargetResult> send(
-        final ExportingOperation operation, final PartitionReplica target, final long version)
+        final ExportingOperation operation, final PartitionReplica target, final long version, final boolean leaderTargeted)
     {
         // Fail at once only where no connection can be had; a hung broker gets its request and times out (504).
         if (topology.isKnownDown(target.brokerId()))
@@ -248,7 +264,7 @@ public class ExportingControlService
         final CompletableFuture<AdminResult> answer;
         try
         {
-            answer = brokerClient.admin(target, operation.requestKind(), version, requestTimeout);
+            answer = brokerClient.admin(target, operation.requestKind(), version, leaderTargeted, requestTimeout);
         }
         catch (final RuntimeException e)
         {

@@ -4,6 +4,7 @@ import io.sluice.protocol.codecs.AdminRequestDecoder;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendRequestDecoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
@@ -42,6 +43,7 @@ final class FakeBroker implements AutoCloseable
     final Map<Integer, Boolean> leading = new ConcurrentHashMap<>();
     final AtomicInteger appendsReceived = new AtomicInteger();
     final AtomicInteger adminsReceived = new AtomicInteger();
+    volatile BooleanType lastLeaderTargeted;
     final AtomicLong nextPosition = new AtomicLong(1);
     volatile Mode mode = Mode.NORMAL;
     volatile long term = 1;
@@ -94,6 +96,7 @@ final class FakeBroker implements AutoCloseable
                 final AdminRequestDecoder admin = new AdminRequestDecoder()
                     .wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
                 adminsReceived.incrementAndGet();
+                lastLeaderTargeted = admin.leaderTargeted();
                 final int partitionId = admin.partitionId();
                 final long version = admin.version();
                 final ExportingState state = switch (admin.kind())

@@ -3,6 +3,7 @@ package io.sluice.gateway.broker;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.transport.PeerUnreachableException;
@@ -126,7 +127,7 @@ class SbeBrokerClientTest
 
         assertThatThrownBy(() -> client.topology(0, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
             .cause().isInstanceOf(MalformedResponseException.class).hasMessageContaining("broker 0");
-        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1), AdminRequestKind.PAUSE_EXPORTING, 1,
+        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1), AdminRequestKind.PAUSE_EXPORTING, 1, true,
             Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
             .cause().isInstanceOf(MalformedResponseException.class);
     }
@@ -143,7 +144,7 @@ class SbeBrokerClientTest
     @Test
     void adminGoesToExactlyTheNamedPairWithoutRetry() throws Exception
     {
-        final AdminResult result = client.admin(new PartitionReplica(2, 1), AdminRequestKind.PAUSE_EXPORTING, 42,
+        final AdminResult result = client.admin(new PartitionReplica(2, 1), AdminRequestKind.PAUSE_EXPORTING, 42, true,
             Duration.ofSeconds(5)).get();
 
         assertThat(result.replica()).isEqualTo(new PartitionReplica(2, 1));
@@ -152,10 +153,11 @@ class SbeBrokerClientTest
         assertThat(result.exportedPosition()).isEqualTo(7);
         assertThat(result.lastPosition()).isEqualTo(9);
         assertThat(brokers.get(2).adminsReceived.get()).isEqualTo(1);
+        assertThat(brokers.get(2).lastLeaderTargeted).isEqualTo(BooleanType.TRUE);
         assertThat(brokers.get(0).adminsReceived.get() + brokers.get(1).adminsReceived.get()).isZero();
 
         brokers.get(0).close();
-        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1), AdminRequestKind.RESUME_EXPORTING, 43,
+        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1), AdminRequestKind.RESUME_EXPORTING, 43, false,
             Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
             .cause().isInstanceOf(PeerUnreachableException.class);
     }
@@ -168,7 +170,7 @@ class SbeBrokerClientTest
         try (SbeBrokerClient narrow = new SbeBrokerClient(
             new TransportClient(TransportConfig.defaults()), small, LeaderLookup.NONE, true))
         {
-            assertThatThrownBy(() -> narrow.admin(new PartitionReplica(1, 1), AdminRequestKind.PAUSE_EXPORTING, 1,
+            assertThatThrownBy(() -> narrow.admin(new PartitionReplica(1, 1), AdminRequestKind.PAUSE_EXPORTING, 1, false,
                 Duration.ofSeconds(1)).get())
                 .cause().isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partition 1 on broker 1");
         }

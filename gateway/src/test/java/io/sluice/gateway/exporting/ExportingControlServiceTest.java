@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -227,6 +228,27 @@ class ExportingControlServiceTest
             .isInstanceOf(InvalidTargetsException.class)
             .hasMessage("partition 1 on broker 2 is not in the cluster: partition 1 is replicated on brokers [0, 1]");
         assertThat(client.calls).isEmpty();
+    }
+
+    @Test
+    void followersWaitForTheLeadersEntryOnlyWhenTheLeaderIsTargetedToo()
+    {
+        topology.leader(1, 0).leader(2, 1).leader(3, 2).unreachable(2);
+        final List<PartitionReplica> targets = List.of(
+            new PartitionReplica(0, 1), new PartitionReplica(1, 1),  // partition 1 with its leader
+            new PartitionReplica(0, 2),                              // partition 2 without its leader (broker 1)
+            new PartitionReplica(0, 3),                              // partition 3: its leader is known down
+            new PartitionReplica(0, 4), new PartitionReplica(1, 4)); // partition 4: no leader known
+
+        service.pause(false, Optional.of(targets)).join();
+
+        final Map<PartitionReplica, Boolean> flags = new HashMap<>();
+        client.calls.forEach(call -> flags.put(call.target(), call.leaderTargeted()));
+        assertThat(flags).containsExactlyInAnyOrderEntriesOf(Map.of(
+            new PartitionReplica(0, 1), true, new PartitionReplica(1, 1), true,
+            new PartitionReplica(0, 2), false,
+            new PartitionReplica(0, 3), false,
+            new PartitionReplica(0, 4), false, new PartitionReplica(1, 4), false));
     }
 
     @Test

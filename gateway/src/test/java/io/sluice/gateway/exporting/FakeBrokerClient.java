@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /** A broker client that records admin requests and answers each as the test's responder decides. */
 public final class FakeBrokerClient implements BrokerClient
 {
-    public record AdminCall(PartitionReplica target, AdminRequestKind kind, long version, Duration timeout)
+    public record AdminCall(PartitionReplica target, AdminRequestKind kind, long version, boolean leaderTargeted, Duration timeout)
     {
     }
 
@@ -61,9 +61,13 @@ public final class FakeBrokerClient implements BrokerClient
 
     @Override
     public CompletableFuture<AdminResult> admin(
-        final PartitionReplica target, final AdminRequestKind kind, final long version, final Duration timeout)
+        final PartitionReplica target,
+        final AdminRequestKind kind,
+        final long version,
+        final boolean leaderTargeted,
+        final Duration timeout)
     {
-        final AdminCall call = new AdminCall(target, kind, version, timeout);
+        final AdminCall call = new AdminCall(target, kind, version, leaderTargeted, timeout);
         calls.add(call);
         return responder.answer(call);
     }

@@ -17,6 +17,7 @@ public final class FakeClusterTopology implements ClusterTopology
     private final PartitionDistribution distribution;
     private final Set<Integer> unreachable = ConcurrentHashMap.newKeySet();
     private final Map<PartitionReplica, BrokerTopology.PartitionStatus> statuses = new ConcurrentHashMap<>();
+    private final Map<Integer, Integer> leaders = new ConcurrentHashMap<>();
 
     public FakeClusterTopology(final PartitionDistribution distribution)
     {
@@ -41,11 +42,18 @@ public final class FakeClusterTopology implements ClusterTopology
         return this;
     }
 
-    /** Every broker reachable again, nothing reported. */
+    public FakeClusterTopology leader(final int partitionId, final int brokerId)
+    {
+        leaders.put(partitionId, brokerId);
+        return this;
+    }
+
+    /** Every broker reachable again, nothing reported, no leader known. */
     public void reset()
     {
         unreachable.clear();
         statuses.clear();
+        leaders.clear();
     }
 
     @Override
@@ -69,6 +77,7 @@ public final class FakeClusterTopology implements ClusterTopology
     @Override
     public OptionalInt leaderOf(final int partitionId)
     {
-        return OptionalInt.empty();
+        final Integer leader = leaders.get(partitionId);
+        return leader == null ? OptionalInt.empty() : OptionalInt.of(leader);
     }
 }

@@ -66,7 +66,11 @@ class MetricsHttpTest
     {
         @Override
         public CompletableFuture<AdminResult> admin(
-            final PartitionReplica target, final AdminRequestKind kind, final long version, final Duration timeout)
+            final PartitionReplica target,
+            final AdminRequestKind kind,
+            final long version,
+            final boolean leaderTargeted,
+            final Duration timeout)
         {
             final ExportingState state = switch (kind)
             {

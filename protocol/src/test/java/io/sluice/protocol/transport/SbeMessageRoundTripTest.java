@@ -101,7 +101,8 @@ class SbeMessageRoundTripTest
     void adminRequestAndResponse() throws Exception
     {
         final AdminRequestEncoder request = new AdminRequestEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
-            .brokerId(2).partitionId(5).kind(AdminRequestKind.SOFT_PAUSE_EXPORTING).version(1_764_420_000_123L);
+            .brokerId(2).partitionId(5).kind(AdminRequestKind.SOFT_PAUSE_EXPORTING).version(1_764_420_000_123L)
+            .leaderTargeted(BooleanType.TRUE);
         final DirectBuffer echoedRequest = roundTrip(AdminRequestDecoder.TEMPLATE_ID, request.encodedLength());
         final AdminRequestDecoder requestDecoder =
             new AdminRequestDecoder().wrapAndApplyHeader(echoedRequest, 0, headerDecoder);
@@ -109,6 +110,7 @@ class SbeMessageRoundTripTest
         assertThat(requestDecoder.partitionId()).isEqualTo(5);
         assertThat(requestDecoder.kind()).isEqualTo(AdminRequestKind.SOFT_PAUSE_EXPORTING);
         assertThat(requestDecoder.version()).isEqualTo(1_764_420_000_123L);
+        assertThat(requestDecoder.leaderTargeted()).isEqualTo(BooleanType.TRUE);
         assertThat(SERVER_DECODED.get(AdminRequestDecoder.TEMPLATE_ID)).contains("SOFT_PAUSE_EXPORTING");
 
         final AdminResponseEncoder response = new AdminResponseEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)

@@ -25,6 +25,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.sluice.protocol.codecs.AdminRequestDecoder;
 import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
@@ -152,7 +153,8 @@ public final class TransportBenchmark
         public void write(final MutableDirectBuffer buffer, final int offset)
         {
             encoder.wrapAndApplyHeader(buffer, offset, header)
-                .brokerId(1).partitionId(7).kind(AdminRequestKind.PAUSE_EXPORTING).version(++version);
+                .brokerId(1).partitionId(7).kind(AdminRequestKind.PAUSE_EXPORTING).version(++version)
+                .leaderTargeted(BooleanType.TRUE);
         }
     }
 
