@@ -21,7 +21,9 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,17 +33,20 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * Pause latency for every pair of a 3-broker, 64-partition, RF 3 cluster (192 pairs) against the pause of
- * one pair, in the same run: real brokers (Ratis groups, sockets, disk) in this JVM and the gateway's real
- * exporting service, broker client and polled topology (no HTTP, which adds the same constant to both).
- * Each sample pauses from EXPORTING and is followed by an unmeasured resume; all-pairs and one-pair samples
- * alternate so load drift hits both. Ratio = p50(all) / p50(one): how much fanning out costs over one
- * admin round trip (1.0 would be a perfectly parallel fan-out). A sample is a pause that succeeded on every
- * target; failed attempts are repeated and counted.
+ * Pause latency against the number of (broker, partition) pairs, in one run: real brokers (Ratis groups, sockets,
+ * disk) in this JVM and the gateway's real exporting service, broker client and polled topology (no HTTP, which
+ * adds the same constant to every size).
+ * <p>
+ * Phase 1, 3 brokers × 64 partitions × RF 3: pauses of 1 pair, then of whole partitions (every replica) for 3, 12,
+ * 48, 96 and all 192 pairs. Headline ratio = p50(all 192) / p50(one pair), the ratio of CONTRACT.md §5. Phase 2
+ * (full run only), more brokers: 6 brokers × 128 partitions × RF 3 = 384 pairs against one pair.
+ * <p>
+ * Each sample pauses from EXPORTING and is followed by an unmeasured resume; a size's samples alternate with
+ * one-pair samples so load drift hits both. A sample is a pause that succeeded on every target; failed attempts
+ * are repeated and counted.
  */
 public final class PauseFanoutBenchmark
 {
-    private static final int BROKERS = 3;
     private static final int REPLICATION_FACTOR = 3;
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
@@ -63,6 +68,7 @@ public final class PauseFanoutBenchmark
         {
             // Ratis leaves non-daemon threads behind: end the JVM explicitly, non-zero.
             System.err.println("pause-fanout failed: " + e);
+            e.printStackTrace();
             System.exit(1);
         }
         System.exit(0);
@@ -71,12 +77,66 @@ public final class PauseFanoutBenchmark
     private static void measure(final String[] args) throws Exception
     {
         final BenchmarkRun run = BenchmarkRun.start("pause-fanout", args);
+        final int brokers = run.choose("brokers", 3, 3);
         final int partitions = run.choose("partitions", 16, 64);
         final int samples = run.choose("samples", 7, 25);
+        final int seriesSamples = run.choose("series_samples", 5, 11);
         final int warmup = run.choose("warmup", 2, 5);
-        run.param("brokers", BROKERS).param("replication_factor", REPLICATION_FACTOR)
-            .param("request_timeout_ms", REQUEST_TIMEOUT.toMillis());
+        run.param("replication_factor", REPLICATION_FACTOR).param("request_timeout_ms", REQUEST_TIMEOUT.toMillis());
 
+        final int pairs = partitions * REPLICATION_FACTOR;
+        run.param("pairs", pairs);
+        final List<Integer> series = new ArrayList<>();
+        for (final int size : new int[] {3, 12, 48, 96})
+        {
+            if (size < pairs)
+            {
+                series.add(size);
+            }
+        }
+        final Map<Integer, double[]> phase1 = measureCluster(run, brokers, partitions, warmup, samples, series, seriesSamples);
+        final double allP50Ms = phase1.get(pairs)[0];
+        final double oneP50Ms = phase1.get(pairs)[1];
+        run.result("pause_all_pairs_p50_ms", allP50Ms)
+            .result("pause_all_pairs_p90_ms", phase1.get(pairs)[2])
+            .result("pause_one_pair_p50_ms", oneP50Ms)
+            .result("pause_one_pair_p90_ms", phase1.get(pairs)[3]);
+        for (final int size : series)
+        {
+            run.result("pause_" + size + "_pairs_p50_ms", phase1.get(size)[0]);
+        }
+        run.result("pause_" + pairs + "_pairs_p50_ms", allP50Ms);
+
+        if (!run.quick())
+        {
+            final int moreBrokers = 6;
+            final int morePartitions = 128;
+            run.param("more_brokers", moreBrokers).param("more_brokers_partitions", morePartitions);
+            final int morePairs = morePartitions * REPLICATION_FACTOR;
+            final Map<Integer, double[]> phase2 =
+                measureCluster(run, moreBrokers, morePartitions, warmup, seriesSamples, List.of(), seriesSamples);
+            run.result("more_brokers_pause_all_" + morePairs + "_pairs_p50_ms", phase2.get(morePairs)[0])
+                .result("more_brokers_pause_one_pair_p50_ms", phase2.get(morePairs)[1])
+                .result("more_brokers_ratio", phase2.get(morePairs)[0] / phase2.get(morePairs)[1]);
+        }
+        run.result("failed_attempts", failedAttempts).ratio(allP50Ms / oneP50Ms);
+        run.finish();
+    }
+
+    /**
+     * Starts a cluster, warms it up, then measures pauses of every size in {@code series} (whole partitions,
+     * {@code seriesSamples} each) and of all pairs ({@code samples}), each alternated with one-pair pauses.
+     * Returns, per size, {p50 of the size, p50 of the one-pair samples taken with it, p90 size, p90 one}, in ms.
+     */
+    private static Map<Integer, double[]> measureCluster(
+        final BenchmarkRun run,
+        final int brokerCount,
+        final int partitions,
+        final int warmup,
+        final int samples,
+        final List<Integer> series,
+        final int seriesSamples) throws Exception
+    {
         final Path dataDir = Files.createTempDirectory("sluice-pause-fanout-bench");
         final List<Broker> brokers = new ArrayList<>();
         TransportClient transport = null;
@@ -84,13 +144,13 @@ public final class PauseFanoutBenchmark
         PolledClusterTopology topology = null;
         try
         {
-            final PartitionDistribution distribution = PartitionDistribution.of(addresses(), partitions, REPLICATION_FACTOR);
+            final PartitionDistribution distribution =
+                PartitionDistribution.of(addresses(brokerCount), partitions, REPLICATION_FACTOR);
             final int pairs = distribution.replicas().size();
-            run.param("pairs", pairs);
             final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
                 Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
             final long startNs = System.nanoTime();
-            for (int b = 0; b < BROKERS; b++)
+            for (int b = 0; b < brokerCount; b++)
             {
                 brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)));
             }
@@ -105,11 +165,10 @@ public final class PauseFanoutBenchmark
             topology.start();
             awaitReady(distribution, topology);
             run.log("%d brokers, %d partitions, %d pairs ready in %.1f s",
-                BROKERS, partitions, pairs, (System.nanoTime() - startNs) / 1e9);
+                brokerCount, partitions, pairs, (System.nanoTime() - startNs) / 1e9);
 
             final ExportingControlService service = new ExportingControlService(client, topology, REQUEST_TIMEOUT, Clock.systemUTC());
             final List<PartitionReplica> replicas = distribution.replicas();
-
             for (int i = 0; i < warmup; i++)
             {
                 pauseThenResume(run, service, Optional.empty(), pairs);
@@ -117,33 +176,39 @@ public final class PauseFanoutBenchmark
             }
             run.log("warmed up with %d rounds", warmup);
 
-            final long[] allNs = new long[samples];
-            final long[] oneNs = new long[samples];
-            for (int i = 0; i < samples; i++)
+            final Map<Integer, double[]> figures = new LinkedHashMap<>();
+            final List<Integer> sizes = new ArrayList<>(series);
+            sizes.add(pairs);
+            for (final int size : sizes)
             {
-                // Alternate which goes first, so neither always follows the heavier operation.
-                final PartitionReplica one = replicas.get(ThreadLocalRandom.current().nextInt(pairs));
-                if (i % 2 == 0)
+                final int count = size == pairs ? samples : seriesSamples;
+                final long[] sizeNs = new long[count];
+                final long[] oneNs = new long[count];
+                for (int i = 0; i < count; i++)
                 {
-                    allNs[i] = pauseThenResume(run, service, Optional.empty(), pairs);
-                    oneNs[i] = pauseThenResume(run, service, Optional.of(List.of(one)), 1);
+                    final List<PartitionReplica> targets = wholePartitions(distribution, size);
+                    final PartitionReplica one = replicas.get(ThreadLocalRandom.current().nextInt(pairs));
+                    final Optional<List<PartitionReplica>> sized = size == pairs ? Optional.empty() : Optional.of(targets);
+                    // Alternate which goes first, so neither always follows the heavier operation.
+                    if (i % 2 == 0)
+                    {
+                        sizeNs[i] = pauseThenResume(run, service, sized, size);
+                        oneNs[i] = pauseThenResume(run, service, Optional.of(List.of(one)), 1);
+                    }
+                    else
+                    {
+                        oneNs[i] = pauseThenResume(run, service, Optional.of(List.of(one)), 1);
+                        sizeNs[i] = pauseThenResume(run, service, sized, size);
+                    }
+                    run.log("%d brokers, sample %d: %d pairs %.1f ms, one pair (%s) %.1f ms",
+                        brokerCount, i + 1, size, sizeNs[i] / 1e6, one, oneNs[i] / 1e6);
                 }
-                else
-                {
-                    oneNs[i] = pauseThenResume(run, service, Optional.of(List.of(one)), 1);
-                    allNs[i] = pauseThenResume(run, service, Optional.empty(), pairs);
-                }
-                run.log("sample %d: all %d pairs %.1f ms, one pair (%s) %.1f ms", i + 1, pairs, allNs[i] / 1e6, one, oneNs[i] / 1e6);
+                figures.put(size, new double[] {Stats.percentile(sizeNs, 50) / 1e6, Stats.percentile(oneNs, 50) / 1e6,
+                    Stats.percentile(sizeNs, 90) / 1e6, Stats.percentile(oneNs, 90) / 1e6});
+                run.log("%d brokers: %d pairs p50 %.1f ms, one pair p50 %.1f ms",
+                    brokerCount, size, figures.get(size)[0], figures.get(size)[1]);
             }
-
-            final double allP50Ms = Stats.percentile(allNs, 50) / 1e6;
-            final double oneP50Ms = Stats.percentile(oneNs, 50) / 1e6;
-            run.result("pause_all_pairs_p50_ms", allP50Ms)
-                .result("pause_all_pairs_p90_ms", Stats.percentile(allNs, 90) / 1e6)
-                .result("pause_one_pair_p50_ms", oneP50Ms)
-                .result("pause_one_pair_p90_ms", Stats.percentile(oneNs, 90) / 1e6)
-                .result("failed_attempts", failedAttempts)
-                .ratio(allP50Ms / oneP50Ms);
+            return figures;
         }
         finally
         {
@@ -165,7 +230,26 @@ public final class PauseFanoutBenchmark
             }
             deleteRecursively(dataDir);
         }
-        run.finish();
+    }
+
+    /** Every replica of {@code size / RF} partitions picked at random: a size of 1 is one pair. */
+    private static List<PartitionReplica> wholePartitions(final PartitionDistribution distribution, final int size)
+    {
+        final List<Integer> partitionIds = new ArrayList<>();
+        for (int p = 1; p <= distribution.partitionCount(); p++)
+        {
+            partitionIds.add(p);
+        }
+        Collections.shuffle(partitionIds, ThreadLocalRandom.current());
+        final List<PartitionReplica> targets = new ArrayList<>();
+        for (final int partitionId : partitionIds.subList(0, Math.max(1, size / REPLICATION_FACTOR)))
+        {
+            for (final int brokerId : distribution.replicasOf(partitionId))
+            {
+                targets.add(new PartitionReplica(brokerId, partitionId));
+            }
+        }
+        return targets.subList(0, size);
     }
 
     /**
@@ -258,10 +342,10 @@ public final class PauseFanoutBenchmark
         return true;
     }
 
-    private static String addresses() throws IOException
+    private static String addresses(final int brokers) throws IOException
     {
         final List<Integer> taken = new ArrayList<>();
-        for (int b = 0; b < BROKERS; b++)
+        for (int b = 0; b < brokers; b++)
         {
             taken.add(freePortPair(taken));
         }
