@@ -2,33 +2,34 @@ package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.BackfillRequestEncoder;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.BackfillStatusRequestEncoder;
 import io.sluice.protocol.codecs.BackfillStatusResponseDecoder;
 import io.sluice.protocol.codecs.CancelBackfillRequestEncoder;
-import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
+import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
+
 /**
  * {@link BackfillClient} over the shared {@link TransportClient}. Requests keep only their values and encode
  * with per-thread encoders (the transport may write on any of its threads); answers are decoded with
- * per-thread decoders after {@link SbeMessages} has checked the header, and every variable-length field is
+ * per-thread decoders after {@link ResponseFrames} has checked the header, and every variable-length field is
  * bounds-checked before it is read, so a garbage answer fails the future instead of reading out of bounds.
  */
 public final class SbeBackfillClient implements BackfillClient
@@ -143,24 +144,10 @@ public final class SbeBackfillClient implements BackfillClient
     static List<BackfillTaskStatus> decode(final DirectBuffer buffer, final int partitionId, final String what)
     {
         final Codecs codecs = CODECS.get();
-        final int length = buffer.capacity();
-        final int templateId = SbeMessages.templateIdOf(buffer, 0, length);
-        if (templateId == SbeMessages.NOT_A_MESSAGE)
-        {
-            throw new MalformedResponseException(what + ": answer is " + SbeMessages.describe(buffer, 0, length));
-        }
-        codecs.header.wrap(buffer, 0);
         try
         {
-            if (templateId == ErrorResponseDecoder.TEMPLATE_ID)
-            {
-                throw decodeError(codecs, buffer, length, what);
-            }
-            if (templateId != BackfillStatusResponseDecoder.TEMPLATE_ID)
-            {
-                throw new MalformedResponseException(what + ": unexpected answer template " + templateId +
-                    ", expected " + BackfillStatusResponseDecoder.TEMPLATE_ID);
-            }
+            final int length = ResponseFrames.checkHeader(
+                codecs.header, codecs.error, buffer, BackfillStatusResponseDecoder.TEMPLATE_ID, what);
             final BackfillStatusResponseDecoder response = codecs.statusResponse.wrap(
                 buffer, MessageHeaderDecoder.ENCODED_LENGTH, codecs.header.blockLength(), codecs.header.version());
             if (response.partitionId() != partitionId)
@@ -203,36 +190,6 @@ public final class SbeBackfillClient implements BackfillClient
         catch (final RuntimeException e)
         {
             throw new MalformedResponseException(what + ": undecodable backfill answer: " + e, e);
-        }
-    }
-
-    private static BrokerErrorException decodeError(
-        final Codecs codecs, final DirectBuffer buffer, final int length, final String what)
-    {
-        final ErrorResponseDecoder error = codecs.error.wrap(
-            buffer, MessageHeaderDecoder.ENCODED_LENGTH, codecs.header.blockLength(), codecs.header.version());
-        final ErrorCode code = error.code();
-        final int leaderId = error.leaderId();
-        checkVarData(buffer, error.limit(), length, what);
-        final String message = error.message();
-        return new BrokerErrorException(code == null ? ErrorCode.SBE_UNKNOWN : code, leaderId,
-            message.isEmpty() ? what + ": " + code : message);
-    }
-
-    private static void checkVarData(final DirectBuffer buffer, final int limit, final int length, final String what)
-    {
-        if (limit + Integer.BYTES > length ||
-            limit + Integer.BYTES + (buffer.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL) > length)
-        {
-            throw new MalformedResponseException(what + ": variable-length field runs past its " + length + "-byte answer");
-        }
-    }
-
-    private static void checkLimit(final int limit, final int length, final String what)
-    {
-        if (limit > length)
-        {
-            throw new MalformedResponseException(what + ": answer runs past its " + length + " bytes");
         }
     }
 

@@ -3,7 +3,6 @@ package io.sluice.gateway.broker;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
-import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
@@ -11,11 +10,13 @@ import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
 import org.agrona.DirectBuffer;
 
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+
+import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
+import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
  * Decodes the brokers' answers with reusable per-thread decoders. An ErrorResponse becomes a
@@ -145,65 +146,8 @@ final class ResponseDecoders
         }
     }
 
-    /** Checks schema and template; turns an ErrorResponse into a {@link BrokerErrorException}. Returns the length. */
     private int checkHeader(final DirectBuffer buffer, final int expectedTemplateId, final String what)
     {
-        final int length = buffer.capacity();
-        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
-        {
-            throw new MalformedResponseException(what + ": answer of " + length + " bytes is shorter than a header");
-        }
-        header.wrap(buffer, 0);
-        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
-        {
-            throw new MalformedResponseException(what + ": answer has schema " + header.schemaId() +
-                ", expected " + MessageHeaderDecoder.SCHEMA_ID);
-        }
-        if (MessageHeaderDecoder.ENCODED_LENGTH + header.blockLength() > length)
-        {
-            throw new MalformedResponseException(what + ": answer block of " + header.blockLength() +
-                " bytes exceeds the " + length + "-byte frame");
-        }
-        final int templateId = header.templateId();
-        if (templateId == ErrorResponseDecoder.TEMPLATE_ID)
-        {
-            throw decodeError(buffer, length, what);
-        }
-        if (templateId != expectedTemplateId)
-        {
-            throw new MalformedResponseException(what + ": unexpected answer template " + templateId +
-                ", expected " + expectedTemplateId);
-        }
-        return length;
-    }
-
-    private BrokerErrorException decodeError(final DirectBuffer buffer, final int length, final String what)
-    {
-        error.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-        final ErrorCode code = error.code();
-        final int leaderId = error.leaderId();
-        checkVarData(buffer, error.limit(), length, what);
-        final String message = error.message();
-        checkLimit(error.limit(), length, what);
-        return new BrokerErrorException(code == null ? ErrorCode.SBE_UNKNOWN : code, leaderId,
-            message.isEmpty() ? what + ": " + code : message);
-    }
-
-    /** Checks a var-data length before the codec allocates for it: garbage must not become a 2 GiB array. */
-    private static void checkVarData(final DirectBuffer buffer, final int limit, final int length, final String what)
-    {
-        if (limit + Integer.BYTES > length ||
-            limit + Integer.BYTES + (buffer.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL) > length)
-        {
-            throw new MalformedResponseException(what + ": variable-length field runs past its " + length + "-byte frame");
-        }
-    }
-
-    private static void checkLimit(final int limit, final int length, final String what)
-    {
-        if (limit > length)
-        {
-            throw new MalformedResponseException(what + ": answer runs past its " + length + "-byte frame");
-        }
+        return ResponseFrames.checkHeader(header, error, buffer, expectedTemplateId, what);
     }
 }

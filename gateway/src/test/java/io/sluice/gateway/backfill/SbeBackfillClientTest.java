@@ -111,7 +111,7 @@ class SbeBackfillClientTest
     {
         answer = request -> MessageWriter.of(new UnsafeBuffer(new byte[] {1, 2, 3}), 0, 3);
         assertThatThrownBy(() -> client.status(0, 1, "", TIMEOUT).join()).cause()
-            .isInstanceOf(MalformedResponseException.class).hasMessageContaining("not a Sluice message");
+            .isInstanceOf(MalformedResponseException.class).hasMessageContaining("answer of 3 bytes is shorter than a header");
 
         final ExpandableArrayBuffer full = new ExpandableArrayBuffer();
         final int length = encodeTasks(full, 1);

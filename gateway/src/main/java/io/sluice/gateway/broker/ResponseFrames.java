@@ -1,0 +1,97 @@
+package io.sluice.gateway.broker;
+
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ErrorResponseDecoder;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import org.agrona.DirectBuffer;
+
+import java.nio.ByteOrder;
+
+/**
+ * The checks every decoder of a broker's answer makes before trusting it: schema, block length and template,
+ * an ErrorResponse turned into a {@link BrokerErrorException}, and var-data lengths bounded by the frame.
+ * Stateless: callers pass their own (per-thread) decoders.
+ */
+public final class ResponseFrames
+{
+    private ResponseFrames()
+    {
+    }
+
+    /**
+     * Wraps {@code header} over the answer and checks it is of the expected template; returns the answer's length.
+     *
+     * @throws BrokerErrorException      when the broker answered with an ErrorResponse.
+     * @throws MalformedResponseException when the answer is not a complete message of this schema and template.
+     */
+    public static int checkHeader(
+        final MessageHeaderDecoder header,
+        final ErrorResponseDecoder error,
+        final DirectBuffer buffer,
+        final int expectedTemplateId,
+        final String what)
+    {
+        final int length = buffer.capacity();
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
+        {
+            throw new MalformedResponseException(what + ": answer of " + length + " bytes is shorter than a header");
+        }
+        header.wrap(buffer, 0);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            throw new MalformedResponseException(what + ": answer has schema " + header.schemaId() +
+                ", expected " + MessageHeaderDecoder.SCHEMA_ID);
+        }
+        if (MessageHeaderDecoder.ENCODED_LENGTH + header.blockLength() > length)
+        {
+            throw new MalformedResponseException(what + ": answer block of " + header.blockLength() +
+                " bytes exceeds the " + length + "-byte frame");
+        }
+        final int templateId = header.templateId();
+        if (templateId == ErrorResponseDecoder.TEMPLATE_ID)
+        {
+            throw decodeError(header, error, buffer, length, what);
+        }
+        if (templateId != expectedTemplateId)
+        {
+            throw new MalformedResponseException(what + ": unexpected answer template " + templateId +
+                ", expected " + expectedTemplateId);
+        }
+        return length;
+    }
+
+    /** Checks a var-data length before the codec allocates for it: garbage must not become a 2 GiB array. */
+    public static void checkVarData(final DirectBuffer buffer, final int limit, final int length, final String what)
+    {
+        if (limit + Integer.BYTES > length ||
+            limit + Integer.BYTES + (buffer.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL) > length)
+        {
+            throw new MalformedResponseException(what + ": variable-length field runs past its " + length + "-byte frame");
+        }
+    }
+
+    public static void checkLimit(final int limit, final int length, final String what)
+    {
+        if (limit > length)
+        {
+            throw new MalformedResponseException(what + ": answer runs past its " + length + "-byte frame");
+        }
+    }
+
+    private static BrokerErrorException decodeError(
+        final MessageHeaderDecoder header,
+        final ErrorResponseDecoder error,
+        final DirectBuffer buffer,
+        final int length,
+        final String what)
+    {
+        error.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+        final ErrorCode code = error.code();
+        final int leaderId = error.leaderId();
+        checkVarData(buffer, error.limit(), length, what);
+        final String message = error.message();
+        checkLimit(error.limit(), length, what);
+        return new BrokerErrorException(code == null ? ErrorCode.SBE_UNKNOWN : code, leaderId,
+            message.isEmpty() ? what + ": " + code : message);
+    }
+}
