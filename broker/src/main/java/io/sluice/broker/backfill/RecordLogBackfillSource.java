@@ -1,6 +1,6 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.broker.exporter.CommittedRecord;
+import io.sluice.broker.exporter.CommittedRecordView;
 import io.sluice.broker.log.RecordLog;
 import org.agrona.DirectBuffer;
 
@@ -40,22 +40,15 @@ public final class RecordLogBackfillSource implements BackfillRecordSource
     }
 
     /** Hands records to the consumer until it fails once; RecordLog's reader cannot throw or stop early. */
-    private static final class View implements CommittedRecord, RecordLog.RecordReader
+    private static final class View implements RecordLog.RecordReader
     {
-        private final int partitionId;
+        private final CommittedRecordView record;
         private final BackfillRecordConsumer consumer;
         private Exception failure;
-        private long position;
-        private long timestamp;
-        private DirectBuffer buffer;
-        private int keyOffset;
-        private int keyLength;
-        private int payloadOffset;
-        private int payloadLength;
 
         View(final int partitionId, final BackfillRecordConsumer consumer)
         {
-            this.partitionId = partitionId;
+            this.record = new CommittedRecordView(partitionId);
             this.consumer = consumer;
         }
 
@@ -67,72 +60,14 @@ public final class RecordLogBackfillSource implements BackfillRecordSource
             {
                 return;
             }
-            this.position = position;
-            this.timestamp = timestamp;
-            this.buffer = buffer;
-            this.keyOffset = keyOffset;
-            this.keyLength = keyLength;
-            this.payloadOffset = payloadOffset;
-            this.payloadLength = payloadLength;
             try
             {
-                consumer.onRecord(this);
+                consumer.onRecord(record.wrap(position, timestamp, buffer, keyOffset, keyLength, payloadOffset, payloadLength));
             }
             catch (final Exception e)
             {
                 failure = e;
             }
-        }
-
-        public int partitionId()
-        {
-            return partitionId;
-        }
-
-        public long position()
-        {
-            return position;
-        }
-
-        public long timestamp()
-        {
-            return timestamp;
-        }
-
-        public String key()
-        {
-            return keyLength < 0 ? null : buffer.getStringWithoutLengthUtf8(keyOffset, keyLength);
-        }
-
-        public DirectBuffer buffer()
-        {
-            return buffer;
-        }
-
-        public int keyOffset()
-        {
-            return keyOffset;
-        }
-
-        public int keyLength()
-        {
-            return keyLength;
-        }
-
-        public int payloadOffset()
-        {
-            return payloadOffset;
-        }
-
-        public int payloadLength()
-        {
-            return payloadLength;
-        }
-
-        @Override
-        public String toString()
-        {
-            return "record " + position + " of partition " + partitionId;
         }
     }
 }

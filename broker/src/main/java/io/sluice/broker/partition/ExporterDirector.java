@@ -1,6 +1,6 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.exporter.CommittedRecord;
+import io.sluice.broker.exporter.CommittedRecordView;
 import io.sluice.broker.exporter.Exporter;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterContext;
@@ -14,7 +14,6 @@ import org.agrona.collections.LongArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -291,7 +290,7 @@ public final class ExporterDirector
                 }
                 for (int i = 0; i < read; i++)
                 {
-                    batch.select(i);
+                    final CommittedRecordView record = batch.select(i);
                     stateMachine.exportGate().lock();
                     try
                     {
@@ -299,13 +298,13 @@ public final class ExporterDirector
                         {
                             return;
                         }
-                        exporter.export(batch);
+                        exporter.export(record);
                     }
                     finally
                     {
                         stateMachine.exportGate().unlock();
                     }
-                    nextPosition = batch.position() + 1;
+                    nextPosition = record.position() + 1;
                 }
             }
         }
@@ -330,7 +329,7 @@ public final class ExporterDirector
     }
 
     /** Records copied out of the log (so the log is not held while exporting), viewed one at a time. */
-    private final class Batch implements CommittedRecord, io.sluice.broker.log.RecordLog.RecordReader
+    private final class Batch implements io.sluice.broker.log.RecordLog.RecordReader
     {
         private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
         private final LongArrayList positions = new LongArrayList();
@@ -339,8 +338,8 @@ public final class ExporterDirector
         private final IntArrayList keyLengths = new IntArrayList();
         private final IntArrayList payloadOffsets = new IntArrayList();
         private final IntArrayList payloadLengths = new IntArrayList();
+        private final CommittedRecordView view = new CommittedRecordView(partitionId);
         private int limit;
-        private int selected;
 
         void clear()
         {
@@ -378,72 +377,11 @@ public final class ExporterDirector
             limit += payloadLength;
         }
 
-        void select(final int index)
+        /** The index-th record of the batch, in the one reusable view. */
+        CommittedRecordView select(final int index)
         {
-            selected = index;
-        }
-
-        @Override
-        public int partitionId()
-        {
-            return partitionId;
-        }
-
-        @Override
-        public long position()
-        {
-            return positions.getLong(selected);
-        }
-
-        @Override
-        public long timestamp()
-        {
-            return timestamps.getLong(selected);
-        }
-
-        @Override
-        public String key()
-        {
-            final int length = keyLengths.getInt(selected);
-            return length < 0 ? null : buffer.getStringWithoutLengthUtf8(keyOffsets.getInt(selected), length);
-        }
-
-        @Override
-        public DirectBuffer buffer()
-        {
-            return buffer;
-        }
-
-        @Override
-        public int keyOffset()
-        {
-            return keyOffsets.getInt(selected);
-        }
-
-        @Override
-        public int keyLength()
-        {
-            return keyLengths.getInt(selected);
-        }
-
-        @Override
-        public int payloadOffset()
-        {
-            return payloadOffsets.getInt(selected);
-        }
-
-        @Override
-        public int payloadLength()
-        {
-            return payloadLengths.getInt(selected);
-        }
-
-        @Override
-        public String toString()
-        {
-            return "record " + position() + " of partition " + partitionId + " (" +
-                new String(buffer.byteArray(), payloadOffset(), Math.min(payloadLength(), 64), StandardCharsets.UTF_8) +
-                ")";
+            return view.wrap(positions.getLong(index), timestamps.getLong(index), buffer, keyOffsets.getInt(index),
+                keyLengths.getInt(index), payloadOffsets.getInt(index), payloadLengths.getInt(index));
         }
     }
 }
