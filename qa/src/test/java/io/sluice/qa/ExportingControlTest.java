@@ -33,8 +33,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 
+import static io.sluice.qa.Exporting.STATE_TIMEOUT;
+import static io.sluice.qa.Exporting.awaitClusterState;
+import static io.sluice.qa.Exporting.until200;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -52,7 +54,6 @@ class ExportingControlTest
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
     private static final Duration TIMEOUT_MARGIN = Duration.ofMillis(1_500);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
-    private static final Duration CONTROL_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(60));
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
@@ -67,30 +68,10 @@ class ExportingControlTest
         cluster.awaitReady();
     }
 
-    /** Every broker running and reachable, a leader per partition, every pair exporting. */
     @BeforeEach
     void everyBrokerUpAndExporting()
     {
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            if (cluster.broker(id).isSuspended())
-            {
-                cluster.resumeBroker(id);
-            }
-            if (!cluster.broker(id).isAlive())
-            {
-                cluster.startBroker(id);
-            }
-        }
-        cluster.awaitReady();
-        cluster.awaitLeaders();
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            cluster.awaitBrokerAvailable(id);
-        }
-        until200("resume", () -> cluster.client().resume());
-        Await.until("every pair EXPORTING", CONTROL_TIMEOUT,
-            () -> "EXPORTING".equals(cluster.client().exporting().state()));
+        Exporting.everyBrokerUpAndExporting(cluster);
     }
 
     @Test
@@ -105,9 +86,7 @@ class ExportingControlTest
         assertThat(pause.targets()).hasSize(18);
         assertThat(pause.pairsWithOutcome("SUCCEEDED")).isEqualTo(cluster.allPairs());
 
-        final ExportingStatus status = awaitClusterState("PAUSED");
-        assertThat(status.targets()).extracting(PairState::pair).containsExactlyInAnyOrderElementsOf(cluster.allPairs());
-        assertThat(status.targets()).allSatisfy(pair -> assertThat(pair.state()).isEqualTo("PAUSED"));
+        Exporting.assertEveryPair(cluster, "PAUSED");
 
         final ExportingControlAnswer resume = cluster.client().resume();
         assertThat(resume.status()).as("resume: %s", resume).isEqualTo(200);
@@ -145,7 +124,7 @@ class ExportingControlTest
         assertThat(softPause.operation()).isEqualTo("SOFT_PAUSE");
         assertThat(softPause.pairsWithOutcome("SUCCEEDED")).isEqualTo(cluster.allPairs());
         // the gateway's view is polled: wait until it shows the soft pause, then its positions are the held ones
-        final ExportingStatus held = awaitClusterState("SOFT_PAUSED");
+        final ExportingStatus held = awaitClusterState(cluster, "SOFT_PAUSED");
 
         final List<WrittenRecord> whileSoftPaused = Records.write(cluster, "while-soft-paused", 300);
         Records.awaitExported(cluster, whileSoftPaused);
@@ -162,8 +141,8 @@ class ExportingControlTest
         }
 
         assertThat(cluster.client().resume().status()).isEqualTo(200);
-        final Map<Integer, Long> highestWritten = highestPositions(whileSoftPaused);
-        Await.until("exported positions acknowledged after resume", CONTROL_TIMEOUT, () ->
+        final Map<Integer, Long> highestWritten = Records.highestPositions(whileSoftPaused);
+        Await.until("exported positions acknowledged after resume", STATE_TIMEOUT, () ->
         {
             final ExportingStatus status = cluster.client().exporting();
             return highestWritten.entrySet().stream().allMatch(entry ->
@@ -201,7 +180,7 @@ class ExportingControlTest
         assertThat(retry.status()).as("retry of the failed pairs: %s", retry).isEqualTo(200);
         assertThat(retry.pairs()).isEqualTo(cluster.pairsOf(dead));
         assertThat(retry.pairsWithOutcome("SUCCEEDED")).isEqualTo(cluster.pairsOf(dead));
-        awaitClusterState("PAUSED");
+        awaitClusterState(cluster, "PAUSED");
     }
 
     @Test
@@ -254,7 +233,7 @@ class ExportingControlTest
         cluster.awaitBrokerAvailable(secondVictim);
         Records.assertUnchangedFor(cluster, snapshot, QUIET_PERIOD,
             "after killing brokers " + firstVictim + " and " + secondVictim);
-        awaitClusterState("PAUSED");
+        awaitClusterState(cluster, "PAUSED");
 
         until200("resume", () -> cluster.client().resume());
         Records.awaitExported(cluster, written);
@@ -269,19 +248,10 @@ class ExportingControlTest
         final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
         final List<WrittenRecord> written = new ArrayList<>(Records.write(cluster, "full-restart-a", 200));
 
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            cluster.killBroker(id);
-        }
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            cluster.startBroker(id);
-        }
-        cluster.awaitReady();
-        cluster.awaitLeaders();
+        restartEveryBroker();
         written.addAll(Records.write(cluster, "full-restart-b", 200));
         Records.assertUnchangedFor(cluster, snapshot, QUIET_PERIOD, "after every broker was killed and restarted");
-        awaitClusterState("PAUSED");
+        awaitClusterState(cluster, "PAUSED");
 
         until200("resume", () -> cluster.client().resume());
         Records.awaitExported(cluster, written);
@@ -326,7 +296,7 @@ class ExportingControlTest
         }
         assertThat(ledByWiped).as("partitions led by broker %d after it lost its data", wiped).isNotEmpty();
         Records.assertUnchangedFor(cluster, snapshot, QUIET_PERIOD, "after broker " + wiped + " led " + ledByWiped);
-        awaitClusterState("PAUSED");
+        awaitClusterState(cluster, "PAUSED");
 
         until200("resume", () -> cluster.client().resume());
         Records.awaitExported(cluster, written);
@@ -339,28 +309,14 @@ class ExportingControlTest
     {
         Records.awaitExported(cluster, Records.write(cluster, "before-soft-restart", 60));
         until200("soft pause", () -> cluster.client().softPause());
-        final ExportingStatus heldStatus = awaitClusterState("SOFT_PAUSED");
-        final Map<Integer, Long> held = new HashMap<>();
-        for (int partitionId = 1; partitionId <= cluster.partitionCount(); partitionId++)
-        {
-            final int leader = heldStatus.leaderOf(partitionId).orElseThrow();
-            held.put(partitionId, heldStatus.pair(leader, partitionId).orElseThrow().exportedPosition());
-        }
+        final Map<Integer, Long> held = Exporting.leaderExportedPositions(
+            awaitClusterState(cluster, "SOFT_PAUSED"), cluster.partitionCount()).orElseThrow();
         final List<WrittenRecord> whileSoftPaused = Records.write(cluster, "soft-restart", 300);
         Records.awaitExported(cluster, whileSoftPaused);
 
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            cluster.killBroker(id);
-        }
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            cluster.startBroker(id);
-        }
-        cluster.awaitReady();
-        cluster.awaitLeaders();
+        restartEveryBroker();
 
-        final Map<Integer, Long> highestWritten = highestPositions(whileSoftPaused);
+        final Map<Integer, Long> highestWritten = Records.highestPositions(whileSoftPaused);
         Await.until("positions above the held ones exported again after the restart", Records.EXPORT_TIMEOUT, () ->
             highestWritten.entrySet().stream().allMatch(entry ->
             {
@@ -378,7 +334,7 @@ class ExportingControlTest
                 }
                 return true;
             }));
-        awaitClusterState("SOFT_PAUSED");
+        awaitClusterState(cluster, "SOFT_PAUSED");
         until200("resume", () -> cluster.client().resume());
         Records.assertExportedInOrderWithoutGaps(cluster, whileSoftPaused);
     }
@@ -441,16 +397,6 @@ class ExportingControlTest
         }
     }
 
-    /** The gateway's view is polled from the brokers, so a state shows a moment after the call's 200. */
-    private ExportingStatus awaitClusterState(final String state)
-    {
-        return Await.value("the gateway reporting every pair " + state, CONTROL_TIMEOUT, () ->
-        {
-            final ExportingStatus status = cluster.client().exporting();
-            return state.equals(status.state()) ? Optional.of(status) : Optional.empty();
-        });
-    }
-
     /** Waits until each of the broker's replicas has every position its partition's leader has. */
     private void awaitCaughtUp(final int brokerId)
     {
@@ -501,23 +447,18 @@ class ExportingControlTest
         return leaders;
     }
 
-    private static Map<Integer, Long> highestPositions(final List<WrittenRecord> written)
+    /** SIGKILLs every broker, then starts them all again: a full restart, each from its own data. */
+    private void restartEveryBroker()
     {
-        final Map<Integer, Long> highest = new HashMap<>();
-        written.forEach(record -> highest.merge(record.partitionId(), record.position(), Math::max));
-        return highest;
-    }
-
-    private static ExportingControlAnswer until200(final String what, final Supplier<ExportingControlAnswer> call)
-    {
-        return Await.value(what + " answered 200", CONTROL_TIMEOUT, () ->
+        for (int id = 0; id < cluster.brokerCount(); id++)
         {
-            final ExportingControlAnswer answer = call.get();
-            if (answer.status() != 200)
-            {
-                throw new IllegalStateException(what + ": " + answer);
-            }
-            return Optional.of(answer);
-        });
+            cluster.killBroker(id);
+        }
+        for (int id = 0; id < cluster.brokerCount(); id++)
+        {
+            cluster.startBroker(id);
+        }
+        cluster.awaitReady();
+        cluster.awaitLeaders();
     }
 }

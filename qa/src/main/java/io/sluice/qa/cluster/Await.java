@@ -24,6 +24,13 @@ public final class Await
 
     public static <T> T value(final String what, final Duration timeout, final Supplier<Optional<T>> probe)
     {
+        return value(what, timeout, POLL_INTERVAL, probe);
+    }
+
+    /** As {@link #value(String, Duration, Supplier)}, polling every {@code interval}: for states that last under a second. */
+    public static <T> T value(
+        final String what, final Duration timeout, final Duration interval, final Supplier<Optional<T>> probe)
+    {
         final long deadline = System.nanoTime() + timeout.toNanos();
         RuntimeException lastFailure = null;
         while (true)
@@ -54,7 +61,7 @@ public final class Await
                 }
                 throw error;
             }
-            sleep(POLL_INTERVAL);
+            sleep(interval);
         }
     }
 

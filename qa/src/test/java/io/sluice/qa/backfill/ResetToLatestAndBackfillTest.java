@@ -1,5 +1,7 @@
 package io.sluice.qa.backfill;
 
+import io.sluice.qa.Exporting;
+import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.HttpAnswer;
@@ -28,10 +30,10 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
+import static io.sluice.qa.Exporting.STATE_TIMEOUT;
+import static io.sluice.qa.Exporting.resumeAndAwaitExporting;
 import static io.sluice.qa.backfill.BackfillRecords.BACKFILL_TIMEOUT;
 import static io.sluice.qa.backfill.BackfillRecords.EXPORTER;
-import static io.sluice.qa.backfill.BackfillRecords.EXPORT_TIMEOUT;
-import static io.sluice.qa.backfill.BackfillRecords.STATE_TIMEOUT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -70,20 +72,7 @@ class ResetToLatestAndBackfillTest
     @BeforeEach
     void everyBrokerUpAndExporting()
     {
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            if (!cluster.broker(id).isAlive())
-            {
-                cluster.startBroker(id);
-            }
-        }
-        cluster.awaitReady();
-        cluster.awaitLeaders();
-        for (int id = 0; id < cluster.brokerCount(); id++)
-        {
-            cluster.awaitBrokerAvailable(id);
-        }
-        resume();
+        Exporting.everyBrokerUpAndExporting(cluster);
     }
 
     @AfterAll
@@ -101,7 +90,7 @@ class ResetToLatestAndBackfillTest
     {
         final List<WrittenRecord> lagging = pauseAndWrite("bad-requests", 300);
         final Map<Integer, Long> positions = BackfillRecords.awaitLeaderPositionsCovering(
-            cluster, BackfillRecords.highestPositions(lagging));
+            cluster, Records.highestPositions(lagging));
         final Set<String> backfills = BackfillRecords.awaitBackfillIds(cluster);
 
         for (final String count : List.of("0", "-2", "abc", "65"))
@@ -133,11 +122,10 @@ class ResetToLatestAndBackfillTest
             .isEqualTo(firstView.path("ranges"));
         assertThat(firstAgain.path("tasks").size()).isEqualTo(firstView.path("tasks").size());
 
-        resume();
+        resumeAndAwaitExporting(cluster);
         BackfillRecords.awaitBackfillState(cluster, backfillId, "SUCCEEDED", BACKFILL_TIMEOUT);
-        BackfillRecords.awaitExported(cluster, lagging, EXPORT_TIMEOUT);
         allWritten.addAll(lagging);
-        BackfillRecords.assertExportedWithoutGaps(cluster, allWritten);
+        assertAllWrittenExportedWithoutGaps();
     }
 
     @Test
@@ -145,7 +133,7 @@ class ResetToLatestAndBackfillTest
     void dryRunAnswersThePlanAndChangesNothing()
     {
         final List<WrittenRecord> lagging = pauseAndWrite("dry-run", 300);
-        final Map<Integer, Long> highest = BackfillRecords.highestPositions(lagging);
+        final Map<Integer, Long> highest = Records.highestPositions(lagging);
         final Map<Integer, Long> positions = BackfillRecords.awaitLeaderPositionsCovering(cluster, highest);
         final Set<String> backfills = BackfillRecords.awaitBackfillIds(cluster);
 
@@ -157,7 +145,7 @@ class ResetToLatestAndBackfillTest
         assertThat(json.path("exporterId").asString("")).isEqualTo(EXPORTER);
         assertThat(json.path("backfillTaskCount").asInt()).as("%s", plan).isEqualTo(8);
         final Map<Integer, long[]> ranges = ranges(json);
-        final Map<Integer, Long> lowest = BackfillRecords.lowestPositions(lagging);
+        final Map<Integer, Long> lowest = Records.lowestPositions(lagging);
         for (final Map.Entry<Integer, Long> entry : highest.entrySet())
         {
             final long[] range = ranges.get(entry.getKey());
@@ -170,11 +158,10 @@ class ResetToLatestAndBackfillTest
         assertNothingChanged(positions, backfills, "after a dry run");
 
         // not reset: the regular exporter exports the lagging records itself on resume
-        resume();
-        BackfillRecords.awaitExported(cluster, lagging, EXPORT_TIMEOUT);
-        assertThat(BackfillRecords.awaitBackfillIds(cluster)).as("backfills after the dry run and resume").isEqualTo(backfills);
+        resumeAndAwaitExporting(cluster);
         allWritten.addAll(lagging);
-        BackfillRecords.assertExportedWithoutGaps(cluster, allWritten);
+        assertAllWrittenExportedWithoutGaps();
+        assertThat(BackfillRecords.awaitBackfillIds(cluster)).as("backfills after the dry run and resume").isEqualTo(backfills);
     }
 
     @Test
@@ -182,7 +169,7 @@ class ResetToLatestAndBackfillTest
     void resetMovesPositionsToLatestAndTheBackfillExportsTheSkippedRange()
     {
         final List<WrittenRecord> lagging = pauseAndWrite("reset", 600);
-        final Map<Integer, Long> highest = BackfillRecords.highestPositions(lagging);
+        final Map<Integer, Long> highest = Records.highestPositions(lagging);
         final Map<Integer, Long> before = BackfillRecords.awaitLeaderPositionsCovering(cluster, highest);
 
         final HttpAnswer reset = BackfillRecords.reset(cluster, EXPORTER, "?backfillTaskCount=12");
@@ -202,10 +189,10 @@ class ResetToLatestAndBackfillTest
         // the exporter's positions jump to the latest while still paused
         awaitPositionsAtRangeEnds(ranges);
 
-        resume();
+        resumeAndAwaitExporting(cluster);
         final long resumedAt = System.nanoTime();
-        final List<WrittenRecord> after = BackfillRecords.write(cluster, "after-reset", 120, 60);
-        BackfillRecords.awaitExported(cluster, after, EXPORT_TIMEOUT);
+        final List<WrittenRecord> after = Records.write(cluster, "after-reset", 120);
+        Records.awaitExported(cluster, after);
         cluster.log("records written after the reset exported " +
             Duration.ofNanos(System.nanoTime() - resumedAt).toMillis() + " ms after resume");
         final JsonNode done = BackfillRecords.awaitBackfillState(cluster, backfillId, "SUCCEEDED", BACKFILL_TIMEOUT);
@@ -217,8 +204,7 @@ class ResetToLatestAndBackfillTest
         }
         allWritten.addAll(lagging);
         allWritten.addAll(after);
-        BackfillRecords.awaitExported(cluster, allWritten, EXPORT_TIMEOUT);
-        BackfillRecords.assertExportedWithoutGaps(cluster, allWritten);
+        assertAllWrittenExportedWithoutGaps();
         cluster.log("backfill " + backfillId + " of " + lagging.size() + " records: " + done);
     }
 
@@ -227,14 +213,14 @@ class ResetToLatestAndBackfillTest
     void pauseHoldsABackfillPendingUntilResume()
     {
         final List<WrittenRecord> lagging = pauseAndWrite("held", 300);
-        BackfillRecords.awaitLeaderPositionsCovering(cluster, BackfillRecords.highestPositions(lagging));
-        final Map<Integer, byte[]> files = BackfillRecords.snapshot(cluster);
+        BackfillRecords.awaitLeaderPositionsCovering(cluster, Records.highestPositions(lagging));
+        final Map<Integer, byte[]> files = Records.snapshot(cluster);
 
         final HttpAnswer reset = BackfillRecords.reset(cluster, EXPORTER, "");
         assertThat(reset.status()).as("reset: %s", reset).isEqualTo(202);
         final String backfillId = reset.json().path("backfillId").asString("");
 
-        BackfillRecords.assertUnchangedFor(cluster, files, QUIET_PERIOD, "while paused with backfill " + backfillId);
+        Records.assertUnchangedFor(cluster, files, QUIET_PERIOD, "after backfill " + backfillId + " was created");
         final JsonNode held = BackfillRecords.backfill(cluster, backfillId).json();
         assertThat(held.path("state").asString("")).as("backfill while paused: %s", held).isEqualTo("PENDING");
         assertThat(held.path("exportedPositions").asLong(-1)).as("%s", held).isZero();
@@ -242,13 +228,12 @@ class ResetToLatestAndBackfillTest
         {
             assertThat(task.path("state").asString("")).as("task while paused: %s", task).isEqualTo("PENDING");
         }
-        assertThat(BackfillRecords.notExported(cluster, lagging)).hasSize(lagging.size());
+        assertThat(Records.notExported(cluster, lagging)).hasSize(lagging.size());
 
-        resume();
+        resumeAndAwaitExporting(cluster);
         BackfillRecords.awaitBackfillState(cluster, backfillId, "SUCCEEDED", BACKFILL_TIMEOUT);
-        BackfillRecords.awaitExported(cluster, lagging, EXPORT_TIMEOUT);
         allWritten.addAll(lagging);
-        BackfillRecords.assertExportedWithoutGaps(cluster, allWritten);
+        assertAllWrittenExportedWithoutGaps();
     }
 
     @Test
@@ -259,22 +244,23 @@ class ResetToLatestAndBackfillTest
         // checkpointing every 10k) to be caught running after a replicated checkpoint
         final String key = "killed-" + System.nanoTime();
         final WrittenRecord probe = cluster.client().write(key, "{\"probe\":true}");
-        BackfillRecords.awaitExported(cluster, List.of(probe), EXPORT_TIMEOUT);
+        Records.awaitExported(cluster, List.of(probe));
         final long writeStart = System.nanoTime();
         final List<WrittenRecord> lagging = pauseAndWrite(key, 120_000, true);
         cluster.log("wrote " + lagging.size() + " records to partition " + probe.partitionId() + " in " +
             Duration.ofNanos(System.nanoTime() - writeStart).toMillis() + " ms");
-        assertThat(BackfillRecords.highestPositions(lagging).keySet()).as("partitions written").containsExactly(probe.partitionId());
-        BackfillRecords.awaitLeaderPositionsCovering(cluster, BackfillRecords.highestPositions(lagging));
+        assertThat(Records.highestPositions(lagging).keySet()).as("partitions written").containsExactly(probe.partitionId());
+        BackfillRecords.awaitLeaderPositionsCovering(cluster, Records.highestPositions(lagging));
         final HttpAnswer reset = BackfillRecords.reset(cluster, EXPORTER, "?backfillTaskCount=1");
         assertThat(reset.status()).as("reset: %s", reset).isEqualTo(202);
         final String backfillId = reset.json().path("backfillId").asString("");
         final ExportingStatus leaders = cluster.awaitLeaders();
 
-        resume();
+        resumeAndAwaitExporting(cluster);
         final long resumedAt = System.nanoTime();
         // the task running past a replicated checkpoint, with positions left: kill the leader of its partition
-        final JsonNode running = BackfillRecords.poll("the task of " + backfillId + " running past a checkpoint", STATE_TIMEOUT, () ->
+        final JsonNode running = Await.value("the task of " + backfillId + " running past a checkpoint", STATE_TIMEOUT,
+            Duration.ofMillis(20), () ->
         {
             final JsonNode view = BackfillRecords.backfill(cluster, backfillId).json();
             if ("SUCCEEDED".equals(view.path("state").asString("")))
@@ -292,7 +278,7 @@ class ResetToLatestAndBackfillTest
                 }
             }
             return Optional.empty();
-        }, Duration.ofMillis(20));
+        });
         final int partitionId = running.path("partitionId").asInt();
         final int taskId = running.path("taskId").asInt();
         final int victim = leaders.leaderOf(partitionId).orElseThrow();
@@ -328,8 +314,7 @@ class ResetToLatestAndBackfillTest
             "task did not resume from its checkpoint; first: %s", fromPosition, checkpoint, partitionId, checkpoint,
             twice.subList(0, Math.min(5, twice.size()))).isEmpty();
         allWritten.addAll(lagging);
-        BackfillRecords.awaitExported(cluster, allWritten, EXPORT_TIMEOUT);
-        BackfillRecords.assertExportedWithoutGaps(cluster, allWritten);
+        assertAllWrittenExportedWithoutGaps();
 
         cluster.startBroker(victim);
         cluster.awaitBrokerAvailable(victim);
@@ -340,7 +325,7 @@ class ResetToLatestAndBackfillTest
     void cancelEndsTheBackfillAndNothingMoreOfItIsExported()
     {
         final List<WrittenRecord> lagging = pauseAndWrite("cancelled", 300);
-        BackfillRecords.awaitLeaderPositionsCovering(cluster, BackfillRecords.highestPositions(lagging));
+        BackfillRecords.awaitLeaderPositionsCovering(cluster, Records.highestPositions(lagging));
         final HttpAnswer reset = BackfillRecords.reset(cluster, EXPORTER, "");
         assertThat(reset.status()).as("reset: %s", reset).isEqualTo(202);
         final String backfillId = reset.json().path("backfillId").asString("");
@@ -349,9 +334,9 @@ class ResetToLatestAndBackfillTest
 
         assertThat(cancel.status()).as("cancel: %s", cancel).isEqualTo(200);
         assertThat(cancel.json().path("state").asString("")).as("%s", cancel).isEqualTo("CANCELLED");
-        resume();
-        final List<WrittenRecord> after = BackfillRecords.write(cluster, "after-cancel", 120, 60);
-        BackfillRecords.awaitExported(cluster, after, EXPORT_TIMEOUT);
+        resumeAndAwaitExporting(cluster);
+        final List<WrittenRecord> after = Records.write(cluster, "after-cancel", 120);
+        Records.awaitExported(cluster, after);
         Await.sleep(QUIET_PERIOD);
         final JsonNode view = BackfillRecords.backfill(cluster, backfillId).json();
         assertThat(view.path("state").asString("")).as("backfill after cancel and resume: %s", view).isEqualTo("CANCELLED");
@@ -359,7 +344,7 @@ class ResetToLatestAndBackfillTest
         {
             assertThat(task.path("state").asString("")).as("task %s", task).isEqualTo("CANCELLED");
         }
-        assertThat(BackfillRecords.exported(cluster, lagging))
+        assertThat(Records.exported(cluster, lagging))
             .as("records of the cancelled backfill %s exported after resume", backfillId).isEmpty();
     }
 
@@ -373,18 +358,12 @@ class ResetToLatestAndBackfillTest
     /** Writes a few records and waits for their export, pauses, then writes {@code count} (all with one key if asked). */
     private List<WrittenRecord> pauseAndWrite(final String prefix, final int count, final boolean oneKey)
     {
-        BackfillRecords.awaitExported(cluster, BackfillRecords.write(cluster, prefix + "-before", 30, 30), EXPORT_TIMEOUT);
+        Records.awaitExported(cluster, Records.write(cluster, prefix + "-before", 30));
         final HttpAnswer pause = cluster.client().pause().http();
         assertThat(pause.status()).as("pause: %s", pause).isEqualTo(200);
-        BackfillRecords.awaitClusterState(cluster, "PAUSED");
+        Exporting.awaitClusterState(cluster, "PAUSED");
         return oneKey ? BackfillRecords.writeOneKey(cluster, prefix, count, 1_000) :
-            BackfillRecords.write(cluster, prefix, count, 60);
-    }
-
-    private void resume()
-    {
-        Await.until("resume answered 200", STATE_TIMEOUT, () -> cluster.client().resume().http().status() == 200);
-        BackfillRecords.awaitClusterState(cluster, "EXPORTING");
+            Records.write(cluster, prefix, count);
     }
 
     private void assertError(final HttpAnswer answer, final int status, final String what)
@@ -395,13 +374,20 @@ class ResetToLatestAndBackfillTest
         assertThat(json.path("message").asString("")).as("message of %s: %s", what, answer).isNotBlank();
     }
 
+    /** Every record of the cases so far exported, and the files without gaps: backfilled ranges meet the rest. */
+    private void assertAllWrittenExportedWithoutGaps()
+    {
+        Records.awaitExported(cluster, allWritten);
+        Records.assertExportedWithoutGaps(cluster, allWritten);
+    }
+
     /** After a few polls of the view: every leader's exported position and the list of backfills as before. */
     private void assertNothingChanged(final Map<Integer, Long> positions, final Set<String> backfills, final String when)
     {
         assertThat(BackfillRecords.awaitBackfillIds(cluster)).as("backfills %s", when).isEqualTo(backfills);
         Await.sleep(SETTLE);
         final ExportingStatus status = cluster.client().exporting();
-        assertThat(BackfillRecords.leaderPositions(status, cluster.partitionCount()))
+        assertThat(Exporting.leaderExportedPositions(status, cluster.partitionCount()))
             .as("leaders' exported positions %s: %s", when, status).contains(positions);
     }
 
@@ -409,7 +395,7 @@ class ResetToLatestAndBackfillTest
     private Map<Integer, Long> awaitPositionsAtRangeEnds(final Map<Integer, long[]> ranges)
     {
         return Await.value("every leader's exported position at its range end " + describe(ranges), STATE_TIMEOUT, () ->
-            BackfillRecords.leaderPositions(cluster.client().exporting(), cluster.partitionCount())
+            Exporting.leaderExportedPositions(cluster.client().exporting(), cluster.partitionCount())
                 .filter(now -> ranges.entrySet().stream().allMatch(e -> now.get(e.getKey()) == e.getValue()[1])));
     }
 

@@ -1,7 +1,7 @@
 package io.sluice.qa.operator;
 
+import io.sluice.qa.Exporting;
 import io.sluice.qa.cluster.Await;
-import io.sluice.qa.cluster.ExportingControlAnswer;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.Pair;
 import io.sluice.qa.cluster.PortAllocator;
@@ -21,7 +21,6 @@ import tools.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -76,13 +75,7 @@ class AdminCliExitCodesTest
     @BeforeEach
     void everyBrokerUpAndExporting()
     {
-        Exports.everyBrokerUp(cluster);
-        Await.value("resume answered 200", Exports.STATE_TIMEOUT, () ->
-        {
-            final ExportingControlAnswer resume = cluster.client().resume();
-            return resume.status() == 200 ? Optional.of(resume) : Optional.empty();
-        });
-        Exports.awaitClusterState(cluster, "EXPORTING");
+        Exporting.everyBrokerUpAndExporting(cluster);
     }
 
     @Test
@@ -94,7 +87,7 @@ class AdminCliExitCodesTest
         assertThat(pause.stdout()).as("%s", pause).startsWith("pause: 18 succeeded, 0 failed, 0 timed out");
         assertThat(pause.pairsWithOutcome("SUCCEEDED")).as("%s", pause).isEqualTo(cluster.allPairs());
 
-        Exports.awaitClusterState(cluster, "PAUSED");
+        Exporting.awaitClusterState(cluster, "PAUSED");
         final CliResult paused = admin("exporting", "status", "--token", TOKEN);
         assertThat(paused.exitCode()).as("%s", paused).isEqualTo(0);
         assertThat(paused.stdout()).as("%s", paused).startsWith("exporting: PAUSED");
@@ -104,7 +97,7 @@ class AdminCliExitCodesTest
         assertThat(resume.exitCode()).as("%s", resume).isEqualTo(0);
         assertThat(resume.pairsWithOutcome("SUCCEEDED")).as("%s", resume).isEqualTo(cluster.allPairs());
 
-        Exports.awaitClusterState(cluster, "EXPORTING");
+        Exporting.awaitClusterState(cluster, "EXPORTING");
         final CliResult exporting = admin("exporting", "status", "--output", "json");
         assertThat(exporting.exitCode()).as("status needs no token: %s", exporting).isEqualTo(0);
         final JsonNode json = Json.parse(exporting.stdout());
@@ -141,7 +134,7 @@ class AdminCliExitCodesTest
         assertThat(retried.exitCode()).as("%s", retried).isEqualTo(0);
         assertThat(retried.stderr()).as("%s", retried).containsPattern("pause round 1/9: [^\\n]*; retrying \\[");
         assertThat(retried.pairsWithOutcome("SUCCEEDED")).as("%s", retried).isEqualTo(cluster.allPairs());
-        Exports.awaitClusterState(cluster, "PAUSED");
+        Exporting.awaitClusterState(cluster, "PAUSED");
     }
 
     @Test

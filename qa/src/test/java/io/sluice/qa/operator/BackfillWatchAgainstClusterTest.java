@@ -1,5 +1,7 @@
 package io.sluice.qa.operator;
 
+import io.sluice.qa.Exporting;
+import io.sluice.qa.Records;
 import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.QaRun;
@@ -49,7 +51,7 @@ class BackfillWatchAgainstClusterTest
         cluster = RUN.cluster("cluster", builder -> builder.token(TOKEN).requestTimeout(REQUEST_TIMEOUT));
         cluster.start();
         cluster.awaitReady();
-        Exports.everyBrokerUp(cluster);
+        Exporting.everyBrokerUp(cluster);
         cliFolder = RUN.directory().resolve("cli");
     }
 
@@ -66,10 +68,10 @@ class BackfillWatchAgainstClusterTest
     @Test
     void backfillWatchFollowsABackfillToSucceeded()
     {
-        Exports.awaitExported(cluster, Exports.write(cluster, "before-pause", 60));
+        Records.awaitExported(cluster, Records.write(cluster, "before-pause", 60));
         final CliResult pause = admin("exporting", "pause");
         assertThat(pause.exitCode()).as("%s", pause).isEqualTo(0);
-        final List<WrittenRecord> lagging = Exports.write(cluster, "lagging", 300);
+        final List<WrittenRecord> lagging = Records.write(cluster, "lagging", 300);
 
         final CliResult dryRun = admin("backfill", "start", "file", "--dry-run");
         assertThat(dryRun.exitCode()).as("dry run of a backfill: %s", dryRun).isEqualTo(0);
@@ -95,8 +97,8 @@ class BackfillWatchAgainstClusterTest
         assertThat(watched.stdout()).as("%s", watched)
             .contains("100.0%")
             .contains("backfill " + backfillId + " SUCCEEDED");
-        Exports.awaitExported(cluster, lagging);
-        final ExportingStatus status = Exports.awaitClusterState(cluster, "EXPORTING");
+        Records.awaitExported(cluster, lagging);
+        final ExportingStatus status = Exporting.awaitClusterState(cluster, "EXPORTING");
         assertThat(status.targets()).hasSize(18);
     }
 

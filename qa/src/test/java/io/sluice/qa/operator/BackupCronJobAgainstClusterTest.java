@@ -18,6 +18,8 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.sluice.kubernetes.Manifests;
+import io.sluice.qa.Exporting;
+import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
@@ -110,8 +112,8 @@ class BackupCronJobAgainstClusterTest
             .replicationFactor(replicationFactor).token(token).requestTimeout(REQUEST_TIMEOUT));
         cluster.start();
         cluster.awaitReady();
-        Exports.everyBrokerUp(cluster);
-        Exports.assertEveryPair(cluster, "EXPORTING");
+        Exporting.everyBrokerUp(cluster);
+        Exporting.assertEveryPair(cluster, "EXPORTING");
     }
 
     /** A failed test may leave the hook, its backup or the kubectl stand-in running: end them. */
@@ -134,7 +136,7 @@ class BackupCronJobAgainstClusterTest
         final Path started = kubectl.resolve("started");
         final Path finish = kubectl.resolve("finish");
         final Path hookErr = folder.resolve("hook.err");
-        Exports.awaitExported(cluster, Exports.write(cluster, "before-backup", 60));
+        Records.awaitExported(cluster, Records.write(cluster, "before-backup", 60));
 
         final Pod pod = new Pod(folder);
         pod.installKubectlStandIn(calls, started, finish);
@@ -145,20 +147,20 @@ class BackupCronJobAgainstClusterTest
         // kubectl wait blocks: the snapshots are being taken, and exporting must stay paused meanwhile.
         Hooks.awaitFile(hook, started, hookErr);
         final boolean soft = commandLine.contains("--soft");
-        Exports.assertEveryPair(cluster, soft ? "SOFT_PAUSED" : "PAUSED");
-        final Map<Integer, byte[]> exportedBefore = Exports.snapshot(cluster);
-        final List<WrittenRecord> duringBackup = Exports.write(cluster, "during-backup", 200);
+        Exporting.assertEveryPair(cluster, soft ? "SOFT_PAUSED" : "PAUSED");
+        final Map<Integer, byte[]> exportedBefore = Records.snapshot(cluster);
+        final List<WrittenRecord> duringBackup = Records.write(cluster, "during-backup", 200);
         Await.sleep(QUIET_PERIOD);
         if (!soft)
         {
-            Exports.assertUnchanged(cluster, exportedBefore, "while the CronJob's backup ran");
+            Records.assertUnchanged(cluster, exportedBefore, "while the CronJob's backup ran");
         }
         assertThat(hook.isAlive()).as("the hook waits for its backup; stderr: %s", Hooks.read(hookErr)).isTrue();
         Files.createFile(finish);
 
         assertThat(Hooks.awaitExit(hook, hookErr)).as("hook exit; stderr: %s", Hooks.read(hookErr)).isZero();
-        Exports.assertEveryPair(cluster, "EXPORTING");
-        Exports.awaitExported(cluster, duringBackup);
+        Exporting.assertEveryPair(cluster, "EXPORTING");
+        Records.awaitExported(cluster, duringBackup);
         assertOneSnapshotPerBrokerVolumeThenAWaitForThem(readCalls(calls));
     }
 

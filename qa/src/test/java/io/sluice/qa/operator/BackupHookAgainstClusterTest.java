@@ -1,7 +1,8 @@
 package io.sluice.qa.operator;
 
+import io.sluice.qa.Exporting;
+import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
-import io.sluice.qa.cluster.ExportingControlAnswer;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
@@ -20,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,13 +56,7 @@ class BackupHookAgainstClusterTest
     @BeforeEach
     void everyBrokerUpAndExporting()
     {
-        Exports.everyBrokerUp(cluster);
-        Await.value("resume answered 200", Exports.STATE_TIMEOUT, () ->
-        {
-            final ExportingControlAnswer resume = cluster.client().resume();
-            return resume.status() == 200 ? Optional.of(resume) : Optional.empty();
-        });
-        Exports.awaitClusterState(cluster, "EXPORTING");
+        Exporting.everyBrokerUpAndExporting(cluster);
     }
 
     /** A failed test may leave a hook or its backup (in its own process group) running: end them. */
@@ -83,32 +77,32 @@ class BackupHookAgainstClusterTest
     void failedBackupStillResumesAndRecordsWrittenDuringItAreExported() throws Exception
     {
         final Path folder = Files.createDirectories(RUN.directory().resolve("failed-backup"));
-        Exports.awaitExported(cluster, Exports.write(cluster, "before-failed-backup", 60));
+        Records.awaitExported(cluster, Records.write(cluster, "before-failed-backup", 60));
 
         // The backup: say it started, wait for the test's word (bounded), then fail like `false`.
         final Process hook = startHook(folder, "bash", "-c",
             "touch \"$0/started\"; for i in $(seq 1 1200); do [ -f \"$0/finish\" ] && break; sleep 0.1; done; exec false",
             folder.toString());
         Hooks.awaitFile(hook, folder.resolve("started"), folder.resolve("hook.err"));
-        Exports.awaitClusterState(cluster, "PAUSED");
-        final Map<Integer, byte[]> snapshot = Exports.snapshot(cluster);
-        final List<WrittenRecord> duringBackup = Exports.write(cluster, "during-failed-backup", 200);
+        Exporting.awaitClusterState(cluster, "PAUSED");
+        final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
+        final List<WrittenRecord> duringBackup = Records.write(cluster, "during-failed-backup", 200);
         Await.sleep(QUIET_PERIOD);
-        Exports.assertUnchanged(cluster, snapshot, "while the backup ran");
+        Records.assertUnchanged(cluster, snapshot, "while the backup ran");
         Files.createFile(folder.resolve("finish"));
 
         assertThat(Hooks.awaitExit(hook, folder.resolve("hook.err")))
             .as("hook exit; stderr: %s", Hooks.read(folder.resolve("hook.err"))).isEqualTo(4);
         assertThat(Hooks.read(folder.resolve("hook.err"))).contains("backup-hook: backup command failed (exit 1)");
-        Exports.assertEveryPair(cluster, "EXPORTING");
-        Exports.awaitExported(cluster, duringBackup);
+        Exporting.assertEveryPair(cluster, "EXPORTING");
+        Records.awaitExported(cluster, duringBackup);
     }
 
     @Test
     void interruptedHookStopsTheBackupAndResumes() throws Exception
     {
         final Path folder = Files.createDirectories(RUN.directory().resolve("interrupted-backup"));
-        Exports.awaitExported(cluster, Exports.write(cluster, "before-interrupted-backup", 60));
+        Records.awaitExported(cluster, Records.write(cluster, "before-interrupted-backup", 60));
 
         // The backup: write its pid, then sleep far longer than the test; only the hook's SIGTERM ends it.
         final Process hook = startHook(folder, "bash", "-c",
@@ -117,21 +111,21 @@ class BackupHookAgainstClusterTest
         Hooks.awaitFile(hook, folder.resolve("backup.pid"), folder.resolve("hook.err"));
         final long backupPid = Long.parseLong(Hooks.read(folder.resolve("backup.pid")).trim());
         backupPids.add(backupPid);
-        Exports.awaitClusterState(cluster, "PAUSED");
-        final Map<Integer, byte[]> snapshot = Exports.snapshot(cluster);
-        final List<WrittenRecord> duringBackup = Exports.write(cluster, "during-interrupted-backup", 200);
+        Exporting.awaitClusterState(cluster, "PAUSED");
+        final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
+        final List<WrittenRecord> duringBackup = Records.write(cluster, "during-interrupted-backup", 200);
         Await.sleep(QUIET_PERIOD);
-        Exports.assertUnchanged(cluster, snapshot, "while the backup ran");
+        Records.assertUnchanged(cluster, snapshot, "while the backup ran");
 
         hook.destroy(); // SIGTERM to the hook's bash
         assertThat(Hooks.awaitExit(hook, folder.resolve("hook.err")))
             .as("hook exit; stderr: %s", Hooks.read(folder.resolve("hook.err"))).isEqualTo(143);
         assertThat(Hooks.read(folder.resolve("hook.err")))
             .contains("backup-hook: interrupted by SIGTERM during the backup step");
-        Await.until("backup process " + backupPid + " stopped by the hook", Exports.STATE_TIMEOUT,
+        Await.until("backup process " + backupPid + " stopped by the hook", Exporting.STATE_TIMEOUT,
             () -> ProcessHandle.of(backupPid).map(process -> !process.isAlive()).orElse(true));
-        Exports.assertEveryPair(cluster, "EXPORTING");
-        Exports.awaitExported(cluster, duringBackup);
+        Exporting.assertEveryPair(cluster, "EXPORTING");
+        Records.awaitExported(cluster, duringBackup);
     }
 
     private Process startHook(final Path folder, final String... backupCommand) throws IOException
