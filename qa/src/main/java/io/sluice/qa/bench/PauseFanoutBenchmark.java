@@ -51,6 +51,9 @@ public final class PauseFanoutBenchmark
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
     private static final int MAX_ATTEMPTS = 5;
+    /** As in the writes benchmark: {@code -Dsluice.bench.raft-transport=NETTY} (BENCH_JAVA_OPTS) to compare. */
+    private static final BrokerConfig.RaftTransport RAFT_TRANSPORT = BrokerConfig.RaftTransport.valueOf(
+        System.getProperty("sluice.bench.raft-transport", "GRPC"));
 
     private static int failedAttempts;
 
@@ -82,7 +85,8 @@ public final class PauseFanoutBenchmark
         final int samples = run.choose("samples", 7, 25);
         final int seriesSamples = run.choose("series_samples", 5, 11);
         final int warmup = run.choose("warmup", 2, 5);
-        run.param("replication_factor", REPLICATION_FACTOR).param("request_timeout_ms", REQUEST_TIMEOUT.toMillis());
+        run.param("replication_factor", REPLICATION_FACTOR).param("request_timeout_ms", REQUEST_TIMEOUT.toMillis())
+            .param("raft_transport", RAFT_TRANSPORT.name());
 
         final int pairs = partitions * REPLICATION_FACTOR;
         run.param("pairs", pairs);
@@ -152,7 +156,7 @@ public final class PauseFanoutBenchmark
             final long startNs = System.nanoTime();
             for (int b = 0; b < brokerCount; b++)
             {
-                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)));
+                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withRaftTransport(RAFT_TRANSPORT)));
             }
 
             transport = new TransportClient(TransportConfig.defaults());
