@@ -95,6 +95,19 @@ public final class Exporting
         assertThat(status.targets()).allSatisfy(pair -> assertThat(pair.state()).as("%s", pair).isEqualTo(state));
     }
 
+    /** Waits until each partition's leader reports an acknowledged (exported) position at least the given one. */
+    public static void awaitAcknowledged(final SluiceCluster cluster, final Map<Integer, Long> atLeast)
+    {
+        Await.until("leaders acknowledging positions " + atLeast, STATE_TIMEOUT, () ->
+        {
+            final ExportingStatus status = cluster.client().exporting();
+            return atLeast.entrySet().stream().allMatch(entry -> status.leaderOf(entry.getKey())
+                .flatMap(leader -> status.pair(leader, entry.getKey()))
+                .map(pair -> pair.exportedPosition() >= entry.getValue())
+                .orElse(false));
+        });
+    }
+
     /** Partition id to its leader's exported position, empty while some partition has no single leader. */
     public static Optional<Map<Integer, Long>> leaderExportedPositions(
         final ExportingStatus status, final int partitionCount)

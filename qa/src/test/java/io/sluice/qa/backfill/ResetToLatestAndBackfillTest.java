@@ -245,6 +245,7 @@ class ResetToLatestAndBackfillTest
         final String key = "killed-" + System.nanoTime();
         final WrittenRecord probe = cluster.client().write(key, "{\"probe\":true}");
         Records.awaitExported(cluster, List.of(probe));
+        Exporting.awaitAcknowledged(cluster, Records.highestPositions(List.of(probe)));
         final long writeStart = System.nanoTime();
         final List<WrittenRecord> lagging = pauseAndWrite(key, 120_000, true);
         cluster.log("wrote " + lagging.size() + " records to partition " + probe.partitionId() + " in " +
@@ -256,7 +257,9 @@ class ResetToLatestAndBackfillTest
         final String backfillId = reset.json().path("backfillId").asString("");
         final ExportingStatus leaders = cluster.awaitLeaders();
 
-        resumeAndAwaitExporting(cluster);
+        // Poll from the resume's 200 on, not from when the polled view shows EXPORTING: the task may be
+        // half done by then (one runner exports ~200k records/s on an idle machine).
+        Exporting.until200("resume", () -> cluster.client().resume());
         final long resumedAt = System.nanoTime();
         // the task running past a replicated checkpoint, with positions left: kill the leader of its partition
         final JsonNode running = Await.value("the task of " + backfillId + " running past a checkpoint", STATE_TIMEOUT,
@@ -358,7 +361,10 @@ class ResetToLatestAndBackfillTest
     /** Writes a few records and waits for their export, pauses, then writes {@code count} (all with one key if asked). */
     private List<WrittenRecord> pauseAndWrite(final String prefix, final int count, final boolean oneKey)
     {
-        Records.awaitExported(cluster, Records.write(cluster, prefix + "-before", 30));
+        final List<WrittenRecord> before = Records.write(cluster, prefix + "-before", 30);
+        Records.awaitExported(cluster, before);
+        // Acknowledged too, or the reset's backfill range starts below them and exports them a second time.
+        Exporting.awaitAcknowledged(cluster, Records.highestPositions(before));
         final HttpAnswer pause = cluster.client().pause().http();
         assertThat(pause.status()).as("pause: %s", pause).isEqualTo(200);
         Exporting.awaitClusterState(cluster, "PAUSED");
