@@ -45,7 +45,7 @@ public final class BackfillCodec
         if (entry instanceof BackfillEntry.Register r)
         {
             w.string(r.backfillId()).string(r.exporterId()).i32(r.taskCount()).i32(r.firstTaskId())
-                .i64(r.timestampMs());
+                .i64(r.timestampMs()).i64(r.latestPosition());
         }
         else if (entry instanceof BackfillEntry.AttemptStarted a)
         {
@@ -83,8 +83,9 @@ public final class BackfillCodec
         final int type = r.u8();
         final BackfillEntry entry = switch (type)
         {
-            case BackfillEntry.Register.TYPE ->
-                new BackfillEntry.Register(r.string(), r.string(), r.i32(), r.i32(), r.i64());
+            // latestPosition was added at the end: an entry written without it reads LATEST_AT_APPLY
+            case BackfillEntry.Register.TYPE -> new BackfillEntry.Register(r.string(), r.string(), r.i32(), r.i32(),
+                r.i64(), r.remaining() >= Long.BYTES ? r.i64() : BackfillEntry.Register.LATEST_AT_APPLY);
             case BackfillEntry.AttemptStarted.TYPE -> new BackfillEntry.AttemptStarted(r.string(), r.i32(), r.i64());
             case BackfillEntry.Checkpoint.TYPE ->
                 new BackfillEntry.Checkpoint(r.string(), r.i32(), r.i64(), r.i64());
@@ -211,6 +212,11 @@ public final class BackfillCodec
             this.buffer = buffer;
             this.position = offset;
             this.end = offset + length;
+        }
+
+        int remaining()
+        {
+            return end - position;
         }
 
         void version()

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * Serves one partition's backfill API on its leader: BackfillRequest (propose the registration, answer the
@@ -46,6 +47,8 @@ public final class BackfillCommandHandler
     private final int partitionId;
     private final BackfillRegistry registry;
     private final Set<String> exporterIds;
+    /** The partition's last applied position: a registration proposed here ends its range at it. */
+    private final LongSupplier lastPosition;
     private final BackfillReplicator replicator;
     private final BooleanSupplier exportingPaused;
     private final Clock clock;
@@ -60,6 +63,7 @@ public final class BackfillCommandHandler
         final int partitionId,
         final BackfillRegistry registry,
         final Set<String> exporterIds,
+        final LongSupplier lastPosition,
         final BackfillReplicator replicator,
         final BooleanSupplier exportingPaused,
         final Clock clock)
@@ -68,6 +72,7 @@ public final class BackfillCommandHandler
         this.partitionId = partitionId;
         this.registry = registry;
         this.exporterIds = Set.copyOf(exporterIds);
+        this.lastPosition = lastPosition;
         this.replicator = replicator;
         this.exportingPaused = exportingPaused;
         this.clock = clock;
@@ -158,7 +163,7 @@ public final class BackfillCommandHandler
             return;
         }
         final BackfillEntry.Register entry =
-            new BackfillEntry.Register(backfillId, exporterId, taskCount, firstTaskId, clock.millis());
+            new BackfillEntry.Register(backfillId, exporterId, taskCount, firstTaskId, clock.millis(), lastPosition.getAsLong());
         propose(entry, response, () ->
         {
             final List<BackfillTask> tasks = registry.tasksOf(backfillId);

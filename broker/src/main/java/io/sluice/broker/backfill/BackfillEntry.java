@@ -11,14 +11,26 @@ public sealed interface BackfillEntry
     int typeCode();
 
     /**
-     * Reset the exporter to the partition's last committed position and register the backfill of the
-     * skipped range (exporter's acked position, last position], split into {@code taskCount} tasks numbered
-     * from {@code firstTaskId}. The range is computed when the entry is applied, from the applying state.
+     * Reset the exporter to {@code latestPosition}, the partition's last position when the leader proposed the
+     * entry, and register the backfill of the skipped range (exporter's acked position, latest position], split
+     * into {@code taskCount} tasks numbered from {@code firstTaskId}. The latest position travels in the entry
+     * because a replica applying it again after a restart already holds later records in its record log: a
+     * range taken from the applying state would differ between replicas and between restarts.
+     * {@link #LATEST_AT_APPLY} (entries written before the field existed) takes the applying state's last position.
      */
-    record Register(String backfillId, String exporterId, int taskCount, int firstTaskId, long timestampMs)
+    record Register(
+        String backfillId, String exporterId, int taskCount, int firstTaskId, long timestampMs, long latestPosition)
         implements BackfillEntry
     {
         public static final int TYPE = 1;
+        public static final long LATEST_AT_APPLY = -1;
+
+        /** A registration whose range ends at the applying replica's last position. */
+        public Register(
+            final String backfillId, final String exporterId, final int taskCount, final int firstTaskId, final long timestampMs)
+        {
+            this(backfillId, exporterId, taskCount, firstTaskId, timestampMs, LATEST_AT_APPLY);
+        }
 
         public int typeCode()
         {

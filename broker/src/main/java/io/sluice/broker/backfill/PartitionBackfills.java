@@ -69,7 +69,7 @@ public final class PartitionBackfills implements AutoCloseable
         this.state = state;
         this.supervisor = new BackfillSupervisor(partitionId, registry, source, exporters, replicator, gate, config, clock);
         this.handler = new BackfillCommandHandler(
-            brokerId, partitionId, registry, state.exporterIds(), replicator, exportingPaused, clock);
+            brokerId, partitionId, registry, state.exporterIds(), state::lastPosition, replicator, exportingPaused, clock);
     }
 
     public BackfillRegistry registry()
@@ -107,8 +107,10 @@ public final class PartitionBackfills implements AutoCloseable
                     partitionId, brokerId, register.backfillId(), register.exporterId());
                 return BackfillApplyOutcome.INVALID_ARGUMENT;
             }
+            final long latest = register.latestPosition() == BackfillEntry.Register.LATEST_AT_APPLY ?
+                state.lastPosition() : register.latestPosition();
             final BackfillRegistry.Registration registration = registry.register(
-                register, state.exporterPosition(register.exporterId()), state.lastPosition());
+                register, state.exporterPosition(register.exporterId()), latest);
             if (registration.outcome() == BackfillApplyOutcome.APPLIED)
             {
                 state.advanceExporterPosition(register.exporterId(), registration.newExporterPosition());

@@ -46,7 +46,7 @@ class BackfillCommandHandlerTest
     private final AtomicReference<RuntimeException> replicationFailure = new AtomicReference<>();
     private final List<BackfillEntry> proposed = new ArrayList<>();
     private final BackfillCommandHandler handler = new BackfillCommandHandler(1, PARTITION, registry, Set.of("file"),
-        this::apply, paused::get, Clock.fixed(Instant.ofEpochMilli(5_000), ZoneOffset.UTC));
+        () -> lastPosition, this::apply, paused::get, Clock.fixed(Instant.ofEpochMilli(5_000), ZoneOffset.UTC));
 
     private CompletableFuture<?> apply(final BackfillEntry entry)
     {
@@ -58,7 +58,7 @@ class BackfillCommandHandlerTest
         if (entry instanceof BackfillEntry.Register register)
         {
             final BackfillRegistry.Registration registration =
-                registry.register(register, exporterPositions.get(register.exporterId()), lastPosition);
+                registry.register(register, exporterPositions.get(register.exporterId()), register.latestPosition());
             if (registration.outcome() == BackfillApplyOutcome.APPLIED)
             {
                 exporterPositions.merge(register.exporterId(), registration.newExporterPosition(), Math::max);
@@ -81,6 +81,8 @@ class BackfillCommandHandlerTest
             "8 PENDING 180..240 upTo 179 attempts 0 bf-1 file ''");
         assertThat(exporterPositions.get("file")).isEqualTo(240);
         assertThat(registry.compactionFloor()).isEqualTo(119);
+        assertThat(proposed).singleElement().isInstanceOfSatisfying(BackfillEntry.Register.class,
+            register -> assertThat(register.latestPosition()).as("the leader's last position, in the entry").isEqualTo(240));
     }
 
     @Test

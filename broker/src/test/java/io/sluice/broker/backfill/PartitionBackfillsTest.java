@@ -137,6 +137,32 @@ class PartitionBackfillsTest implements PartitionBackfills.PartitionState
     }
 
     @Test
+    void aRegistrationAppliedAgainOverALongerLogKeepsTheRangeItWasProposedWith() throws Exception
+    {
+        // Proposed when the leader's last position was 1,200; the log (2,000 records) already holds later ones,
+        // as it does on a replica that applies the entry again after a restart.
+        applyOnLogThread(new BackfillEntry.Register("bf", "file", 2, 1, 1_000, 1_200));
+
+        assertThat(backfills.registry().tasks()).extracting(BackfillTask::fromPosition, BackfillTask::toPosition)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(501L, 850L), org.assertj.core.groups.Tuple.tuple(851L, 1_200L));
+        assertThat(exporterPosition("file")).isEqualTo(1_200);
+    }
+
+    @Test
+    void aRegistrationEncodedBeforeTheLatestPositionFieldTakesTheApplyingLogsEnd() throws Exception
+    {
+        final byte[] current = BackfillCodec.encode(new BackfillEntry.Register("bf", "file", 1, 1, 1_000, 1_200));
+        final byte[] withoutLatest = java.util.Arrays.copyOf(current, current.length - Long.BYTES);
+
+        assertThat(BackfillCodec.decodeEntry(withoutLatest))
+            .isEqualTo(new BackfillEntry.Register("bf", "file", 1, 1, 1_000, BackfillEntry.Register.LATEST_AT_APPLY));
+        applyThread.submit(() -> backfills.apply(new UnsafeBuffer(withoutLatest), 0, withoutLatest.length))
+            .get(10, TimeUnit.SECONDS);
+        assertThat(backfills.registry().tasks()).extracting(BackfillTask::toPosition).containsExactly(2_000L);
+        assertThat(exporterPosition("file")).isEqualTo(2_000);
+    }
+
+    @Test
     void aRegistrationForAnUnknownExporterOrGarbageBytesChangeNothing()
     {
         assertThat(backfills.apply(new BackfillEntry.Register("bf", "kafka", 1, 1, 1_000)))
