@@ -12,7 +12,7 @@ import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,16 +35,8 @@ class BrokerBackfillTest
     @TempDir
     Path dataDir;
 
+    @AutoClose
     private TestCluster cluster;
-
-    @AfterEach
-    void tearDown()
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
 
     @Test
     @Timeout(180)

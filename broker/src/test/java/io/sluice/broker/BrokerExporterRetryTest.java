@@ -2,7 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,16 +23,8 @@ class BrokerExporterRetryTest
     @TempDir
     Path dataDir;
 
+    @AutoClose
     private TestCluster cluster;
-
-    @AfterEach
-    void tearDown()
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
 
     @Test
     @Timeout(120)

@@ -12,7 +12,7 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,16 +32,8 @@ class BrokerExportingStateTest
     @TempDir
     Path dataDir;
 
+    @AutoClose
     private TestCluster cluster;
-
-    @AfterEach
-    void tearDown()
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
 
     @Test
     @Timeout(180)

@@ -1,7 +1,7 @@
 package io.sluice.broker;
 
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,16 +19,8 @@ class BrokerReplicationTest
     @TempDir
     Path dataDir;
 
+    @AutoClose
     private TestCluster cluster;
-
-    @AfterEach
-    void tearDown()
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
 
     @Test
     @Timeout(180)

@@ -3,7 +3,7 @@ package io.sluice.broker;
 import io.sluice.broker.partition.PartitionStateMachine;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ExportingState;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,16 +25,8 @@ class WipedReplicaCatchUpTest
     @TempDir
     Path dataDir;
 
+    @AutoClose
     private TestCluster cluster;
-
-    @AfterEach
-    void tearDown()
-    {
-        if (cluster != null)
-        {
-            cluster.close();
-        }
-    }
 
     @Test
     @Timeout(180)

@@ -2,7 +2,6 @@ package io.sluice.qa.operator;
 
 import io.sluice.qa.Exporting;
 import io.sluice.qa.Records;
-import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
@@ -98,8 +97,7 @@ class BackfillWatchAgainstClusterTest
             .contains("100.0%")
             .contains("backfill " + backfillId + " SUCCEEDED");
         Records.awaitExported(cluster, lagging);
-        final ExportingStatus status = Exporting.awaitClusterState(cluster, "EXPORTING");
-        assertThat(status.targets()).hasSize(18);
+        Exporting.assertEveryPair(cluster, "EXPORTING");
     }
 
     /** Runs {@code admin args... --gateway <this cluster's> --token <its token>} to its end. */
