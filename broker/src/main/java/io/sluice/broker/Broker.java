@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.partition.EmptyReplicaNudger;
@@ -41,6 +42,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -126,7 +128,7 @@ public final class Broker implements AutoCloseable
             final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
             final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
                 config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
-                config.adminTimeout(), clientProperties);
+                config.adminTimeout(), clientProperties, BackfillRunnerConfig.defaults());
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
         }
@@ -399,13 +401,8 @@ public final class Broker implements AutoCloseable
 
     private static ScheduledExecutorService newScheduler(final int nodeId, final int threads)
     {
-        final AtomicInteger count = new AtomicInteger();
-        final ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads, (runnable) ->
-        {
-            final Thread thread = new Thread(runnable, "broker-" + nodeId + "-exporter-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        final ScheduledThreadPoolExecutor executor =
+            new ScheduledThreadPoolExecutor(threads, daemonThreads("broker-" + nodeId + "-exporter-"));
         executor.setRemoveOnCancelPolicy(true);
         return Executors.unconfigurableScheduledExecutorService(executor);
     }
@@ -413,13 +410,20 @@ public final class Broker implements AutoCloseable
     /** Proposes admin changes (see {@link CommandApi}); as many threads as cores, at least two. */
     private static ExecutorService newAdminExecutor(final int nodeId)
     {
+        return Executors.newFixedThreadPool(
+            Math.max(2, Runtime.getRuntime().availableProcessors()), daemonThreads("broker-" + nodeId + "-admin-"));
+    }
+
+    /** Daemon threads named {@code prefix} and a count: a broker's pools must not keep an embedding JVM alive. */
+    private static ThreadFactory daemonThreads(final String prefix)
+    {
         final AtomicInteger count = new AtomicInteger();
-        return Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), (runnable) ->
+        return (runnable) ->
         {
-            final Thread thread = new Thread(runnable, "broker-" + nodeId + "-admin-" + count.incrementAndGet());
+            final Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
             thread.setDaemon(true);
             return thread;
-        });
+        };
     }
 
     private static InetSocketAddress resolve(final InetSocketAddress address)

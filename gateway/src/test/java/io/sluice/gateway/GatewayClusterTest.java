@@ -19,7 +19,6 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,7 +29,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -63,12 +61,7 @@ class GatewayClusterTest
     @BeforeAll
     static void startGatewayThenBrokers() throws Exception
     {
-        final List<String> addresses = new ArrayList<>();
-        for (int b = 0; b < 3; b++)
-        {
-            addresses.add("127.0.0.1:" + freePortPair(addresses));
-        }
-        final String brokers = String.join(",", addresses);
+        final String brokers = LoopbackBrokers.brokerList(3);
         distribution = PartitionDistribution.of(brokers, PARTITIONS, 3);
 
         gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
@@ -394,28 +387,5 @@ class GatewayClusterTest
     private static JsonNode json(final HttpResponse<String> response)
     {
         return JSON.readTree(response.body());
-    }
-
-    /** A port whose successor (the broker's Raft port) is free too. */
-    private static int freePortPair(final List<String> taken) throws IOException
-    {
-        for (int attempt = 0; attempt < 200; attempt++)
-        {
-            final int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-            if (taken.stream().anyMatch(a -> a.endsWith(":" + port) || a.endsWith(":" + (port + 1)) ||
-                a.endsWith(":" + (port - 1))))
-            {
-                continue;
-            }
-            try (ServerSocket first = new ServerSocket(port); ServerSocket second = new ServerSocket(port + 1))
-            {
-                return port;
-            }
-            catch (final IOException busy)
-            {
-                // try another
-            }
-        }
-        throw new IOException("no free port pair found");
     }
 }

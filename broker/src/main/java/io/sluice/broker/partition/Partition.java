@@ -92,23 +92,6 @@ public final class Partition implements PartitionListener, AutoCloseable
         final long segmentSizeBytes,
         final Duration ackInterval,
         final Duration adminTimeout,
-        final RaftProperties clientProperties)
-    {
-        this(brokerId, partitionId, group, exporters, registry, dataDir, exporterScheduler, segmentSizeBytes,
-            ackInterval, adminTimeout, clientProperties, BackfillRunnerConfig.defaults());
-    }
-
-    public Partition(
-        final int brokerId,
-        final int partitionId,
-        final RaftGroup group,
-        final Map<String, ExporterConfig> exporters,
-        final ExporterRegistry registry,
-        final Path dataDir,
-        final ScheduledExecutorService exporterScheduler,
-        final long segmentSizeBytes,
-        final Duration ackInterval,
-        final Duration adminTimeout,
         final RaftProperties clientProperties,
         final BackfillRunnerConfig backfillConfig)
     {

@@ -1,5 +1,6 @@
 package io.sluice.gateway.backfill;
 
+import io.sluice.gateway.LoopbackBrokers;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -15,7 +16,6 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,7 +29,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -142,12 +141,7 @@ class BackfillClusterTest
 
     private void start() throws Exception
     {
-        final List<String> addresses = new ArrayList<>();
-        for (int b = 0; b < 3; b++)
-        {
-            addresses.add("127.0.0.1:" + freePortPair(addresses));
-        }
-        final String cluster = String.join(",", addresses);
+        final String cluster = LoopbackBrokers.brokerList(3);
         final PartitionDistribution distribution = PartitionDistribution.of(cluster, PARTITIONS, 3);
         gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
             "--server.port=0",
@@ -181,28 +175,5 @@ class BackfillClusterTest
     private static HttpResponse<String> send(final HttpRequest request) throws Exception
     {
         return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** A port whose successor (the broker's Raft port) is free too. */
-    private static int freePortPair(final List<String> taken) throws IOException
-    {
-        for (int attempt = 0; attempt < 200; attempt++)
-        {
-            final int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-            if (taken.stream().anyMatch(a -> a.endsWith(":" + port) || a.endsWith(":" + (port + 1)) ||
-                a.endsWith(":" + (port - 1))))
-            {
-                continue;
-            }
-            try (ServerSocket first = new ServerSocket(port); ServerSocket second = new ServerSocket(port + 1))
-            {
-                return port;
-            }
-            catch (final IOException busy)
-            {
-                // try another
-            }
-        }
-        throw new IOException("no free port pair found");
     }
 }

@@ -1,5 +1,6 @@
 package io.sluice.gateway.exporting;
 
+import io.sluice.gateway.LoopbackBrokers;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -20,7 +21,6 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -31,7 +31,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,15 +66,7 @@ class ExportingClusterTest
     @BeforeAll
     static void startBrokersAndGateway() throws Exception
     {
-        final List<Integer> ports = new ArrayList<>();
-        final List<String> addresses = new ArrayList<>();
-        for (int b = 0; b < 3; b++)
-        {
-            final int port = freePortPair(ports);
-            ports.add(port);
-            addresses.add("127.0.0.1:" + port);
-        }
-        final String brokers = String.join(",", addresses);
+        final String brokers = LoopbackBrokers.brokerList(3);
         distribution = PartitionDistribution.of(brokers, PARTITIONS, 3);
         exporters = Map.of("file", new ExporterConfig("file", "file",
             Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
@@ -312,27 +303,5 @@ class ExportingClusterTest
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
-    }
-
-    /** A free command port whose Raft port (+1) is free too, away from the ports already taken. */
-    private static int freePortPair(final List<Integer> taken) throws IOException
-    {
-        for (int attempt = 0; attempt < 200; attempt++)
-        {
-            final int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-            if (taken.stream().anyMatch(other -> Math.abs(other - port) <= 1))
-            {
-                continue;
-            }
-            try (ServerSocket command = new ServerSocket(port); ServerSocket raft = new ServerSocket(port + 1))
-            {
-                return port;
-            }
-            catch (final IOException busy)
-            {
-                // taken by someone else: try another
-            }
-        }
-        throw new IOException("no free port pair found");
     }
 }

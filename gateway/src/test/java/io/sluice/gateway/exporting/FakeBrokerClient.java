@@ -49,7 +49,8 @@ public final class FakeBrokerClient implements BrokerClient
         calls.clear();
     }
 
-    static ExportingState stateOf(final AdminRequestKind kind)
+    /** The state a replica holds after obeying a request of this kind. */
+    public static ExportingState stateOf(final AdminRequestKind kind)
     {
         return switch (kind)
         {

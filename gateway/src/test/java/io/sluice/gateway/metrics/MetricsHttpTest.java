@@ -1,14 +1,8 @@
 package io.sluice.gateway.metrics;
 
-import io.sluice.gateway.broker.AdminResult;
-import io.sluice.gateway.broker.AppendResult;
 import io.sluice.gateway.broker.BrokerClient;
-import io.sluice.gateway.broker.BrokerTopology;
-import io.sluice.gateway.broker.RecordToAppend;
 import io.sluice.gateway.exporting.ExportingControlService;
-import io.sluice.protocol.cluster.PartitionReplica;
-import io.sluice.protocol.codecs.AdminRequestKind;
-import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.gateway.exporting.FakeBrokerClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -26,7 +20,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -57,46 +50,12 @@ class MetricsHttpTest
         @Bean
         BrokerClient brokerClient(final MutableTopology topology)
         {
-            return new ObedientBrokerClient(topology);
-        }
-    }
-
-    /** Answers every admin request by taking the asked-for state, as the broker would report it next. */
-    record ObedientBrokerClient(MutableTopology topology) implements BrokerClient
-    {
-        @Override
-        public CompletableFuture<AdminResult> admin(
-            final PartitionReplica target,
-            final AdminRequestKind kind,
-            final long version,
-            final boolean leaderTargeted,
-            final Duration timeout)
-        {
-            final ExportingState state = switch (kind)
+            // Every admin request is obeyed, and the next topology view shows the state asked for.
+            return new FakeBrokerClient().respondWith(call ->
             {
-                case PAUSE_EXPORTING -> ExportingState.PAUSED;
-                case SOFT_PAUSE_EXPORTING -> ExportingState.SOFT_PAUSED;
-                default -> ExportingState.EXPORTING;
-            };
-            topology.setState(target, state);
-            return CompletableFuture.completedFuture(new AdminResult(target, state, version, 60, 100));
-        }
-
-        @Override
-        public CompletableFuture<AppendResult> append(final int partitionId, final List<RecordToAppend> records, final Duration timeout)
-        {
-            return CompletableFuture.failedFuture(new UnsupportedOperationException("no appends in this test"));
-        }
-
-        @Override
-        public CompletableFuture<BrokerTopology> topology(final int brokerId, final Duration timeout)
-        {
-            return CompletableFuture.failedFuture(new UnsupportedOperationException("no topology polls in this test"));
-        }
-
-        @Override
-        public void close()
-        {
+                topology.setState(call.target(), FakeBrokerClient.stateOf(call.kind()));
+                return FakeBrokerClient.applied(call);
+            });
         }
     }
 

@@ -1,5 +1,6 @@
 package io.sluice.qa.bench;
 
+import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.BackfillRegistry;
 import io.sluice.broker.backfill.BackfillReplicator;
@@ -22,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -80,7 +80,7 @@ public final class BackfillBenchmark
         }
         finally
         {
-            deleteRecursively(dir);
+            SluiceCluster.deleteRecursively(dir);
         }
         run.finish();
     }
@@ -134,7 +134,7 @@ public final class BackfillBenchmark
         finally
         {
             supervisor.close(30, TimeUnit.SECONDS);
-            deleteRecursively(runDir);
+            SluiceCluster.deleteRecursively(runDir);
         }
     }
 
@@ -172,18 +172,4 @@ public final class BackfillBenchmark
         log.flushWrites(); // appends are buffered until the state machine ends an entry
     }
 
-    private static void deleteRecursively(final Path dir) throws IOException
-    {
-        if (!Files.exists(dir))
-        {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(dir))
-        {
-            for (final Path path : walk.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(path);
-            }
-        }
-    }
 }

@@ -1,5 +1,6 @@
 package io.sluice.qa.bench;
 
+import io.sluice.broker.BrokerConfig;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.SerializationFeature;
 
@@ -88,6 +89,18 @@ public final class BenchmarkRun
         final int value = quick ? quickValue : fullValue;
         param(param, value);
         return value;
+    }
+
+    /**
+     * The Ratis transport the brokers of this run use: {@code -Dsluice.bench.raft-transport=NETTY} (through
+     * BENCH_JAVA_OPTS) to compare with the default gRPC. Recorded as a parameter.
+     */
+    public BrokerConfig.RaftTransport raftTransport()
+    {
+        final BrokerConfig.RaftTransport transport =
+            BrokerConfig.RaftTransport.valueOf(System.getProperty("sluice.bench.raft-transport", "GRPC"));
+        param("raft_transport", transport.name());
+        return transport;
     }
 
     public BenchmarkRun param(final String key, final Object value)

@@ -1,5 +1,7 @@
 package io.sluice.qa.bench;
 
+import io.sluice.qa.cluster.PortAllocator;
+import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -17,8 +19,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,7 +28,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,8 +40,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * Records/s through the gateway's {@code POST /v1/records} (JSON arrays of 100 records, W requests in flight,
@@ -115,7 +112,7 @@ public final class HttpBenchmark
         try
         {
             final long startNs = System.nanoTime();
-            final String brokerList = brokerAddresses();
+            final String brokerList = PortAllocator.loopbackBrokerList(BROKERS);
             final PartitionDistribution distribution = PartitionDistribution.of(brokerList, PARTITIONS, REPLICATION_FACTOR);
             final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
                 Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
@@ -225,7 +222,7 @@ public final class HttpBenchmark
             {
                 brokers.get(i).close();
             }
-            deleteRecursively(dataDir);
+            SluiceCluster.deleteRecursively(dataDir);
         }
         run.finish();
     }
@@ -542,54 +539,4 @@ public final class HttpBenchmark
         }
     }
 
-    private static String brokerAddresses() throws IOException
-    {
-        final List<Integer> taken = new ArrayList<>();
-        for (int b = 0; b < BROKERS; b++)
-        {
-            taken.add(freePortPair(taken));
-        }
-        return taken.stream().map(port -> "127.0.0.1:" + port).collect(Collectors.joining(","));
-    }
-
-    /** A free command port whose Raft port (+1) is free too, apart from those already taken. */
-    private static int freePortPair(final List<Integer> taken) throws IOException
-    {
-        while (true)
-        {
-            final int port;
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                port = socket.getLocalPort();
-            }
-            if (taken.stream().anyMatch(other -> Math.abs(other - port) <= 1))
-            {
-                continue;
-            }
-            try
-            {
-                new ServerSocket(port + 1).close();
-                return port;
-            }
-            catch (final IOException e)
-            {
-                // The Raft port is taken: pick another pair.
-            }
-        }
-    }
-
-    private static void deleteRecursively(final Path path) throws IOException
-    {
-        if (!Files.exists(path))
-        {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(path))
-        {
-            for (final Path p : walk.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
 }

@@ -1,5 +1,7 @@
 package io.sluice.qa.bench;
 
+import io.sluice.qa.cluster.PortAllocator;
+import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -14,15 +16,12 @@ import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +29,6 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * Pause latency against the number of (broker, partition) pairs, in one run: real brokers (Ratis groups, sockets,
@@ -51,11 +49,13 @@ public final class PauseFanoutBenchmark
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
     private static final int MAX_ATTEMPTS = 5;
-    /** As in the writes benchmark: {@code -Dsluice.bench.raft-transport=NETTY} (BENCH_JAVA_OPTS) to compare. */
-    private static final BrokerConfig.RaftTransport RAFT_TRANSPORT = BrokerConfig.RaftTransport.valueOf(
-        System.getProperty("sluice.bench.raft-transport", "GRPC"));
 
     private static int failedAttempts;
+
+    /** Pause latencies of one size, and of the one-pair pauses alternated with it, in ms. */
+    private record SizeLatency(double p50Ms, double p90Ms, double onePairP50Ms, double onePairP90Ms)
+    {
+    }
 
     private PauseFanoutBenchmark()
     {
@@ -85,8 +85,8 @@ public final class PauseFanoutBenchmark
         final int samples = run.choose("samples", 7, 25);
         final int seriesSamples = run.choose("series_samples", 5, 11);
         final int warmup = run.choose("warmup", 2, 5);
-        run.param("replication_factor", REPLICATION_FACTOR).param("request_timeout_ms", REQUEST_TIMEOUT.toMillis())
-            .param("raft_transport", RAFT_TRANSPORT.name());
+        run.param("replication_factor", REPLICATION_FACTOR).param("request_timeout_ms", REQUEST_TIMEOUT.toMillis());
+        final BrokerConfig.RaftTransport transport = run.raftTransport();
 
         final int pairs = partitions * REPLICATION_FACTOR;
         run.param("pairs", pairs);
@@ -98,16 +98,16 @@ public final class PauseFanoutBenchmark
                 series.add(size);
             }
         }
-        final Map<Integer, double[]> phase1 = measureCluster(run, brokers, partitions, warmup, samples, series, seriesSamples);
-        final double allP50Ms = phase1.get(pairs)[0];
-        final double oneP50Ms = phase1.get(pairs)[1];
+        final Map<Integer, SizeLatency> phase1 = measureCluster(run, transport, brokers, partitions, warmup, samples, series, seriesSamples);
+        final double allP50Ms = phase1.get(pairs).p50Ms();
+        final double oneP50Ms = phase1.get(pairs).onePairP50Ms();
         run.result("pause_all_pairs_p50_ms", allP50Ms)
-            .result("pause_all_pairs_p90_ms", phase1.get(pairs)[2])
+            .result("pause_all_pairs_p90_ms", phase1.get(pairs).p90Ms())
             .result("pause_one_pair_p50_ms", oneP50Ms)
-            .result("pause_one_pair_p90_ms", phase1.get(pairs)[3]);
+            .result("pause_one_pair_p90_ms", phase1.get(pairs).onePairP90Ms());
         for (final int size : series)
         {
-            run.result("pause_" + size + "_pairs_p50_ms", phase1.get(size)[0]);
+            run.result("pause_" + size + "_pairs_p50_ms", phase1.get(size).p50Ms());
         }
         run.result("pause_" + pairs + "_pairs_p50_ms", allP50Ms);
 
@@ -117,11 +117,11 @@ public final class PauseFanoutBenchmark
             final int morePartitions = 128;
             run.param("more_brokers", moreBrokers).param("more_brokers_partitions", morePartitions);
             final int morePairs = morePartitions * REPLICATION_FACTOR;
-            final Map<Integer, double[]> phase2 =
-                measureCluster(run, moreBrokers, morePartitions, warmup, seriesSamples, List.of(), seriesSamples);
-            run.result("more_brokers_pause_all_" + morePairs + "_pairs_p50_ms", phase2.get(morePairs)[0])
-                .result("more_brokers_pause_one_pair_p50_ms", phase2.get(morePairs)[1])
-                .result("more_brokers_ratio", phase2.get(morePairs)[0] / phase2.get(morePairs)[1]);
+            final Map<Integer, SizeLatency> phase2 =
+                measureCluster(run, transport, moreBrokers, morePartitions, warmup, seriesSamples, List.of(), seriesSamples);
+            run.result("more_brokers_pause_all_" + morePairs + "_pairs_p50_ms", phase2.get(morePairs).p50Ms())
+                .result("more_brokers_pause_one_pair_p50_ms", phase2.get(morePairs).onePairP50Ms())
+                .result("more_brokers_ratio", phase2.get(morePairs).p50Ms() / phase2.get(morePairs).onePairP50Ms());
         }
         run.result("failed_attempts", failedAttempts).ratio(allP50Ms / oneP50Ms);
         run.finish();
@@ -130,10 +130,11 @@ public final class PauseFanoutBenchmark
     /**
      * Starts a cluster, warms it up, then measures pauses of every size in {@code series} (whole partitions,
      * {@code seriesSamples} each) and of all pairs ({@code samples}), each alternated with one-pair pauses.
-     * Returns, per size, {p50 of the size, p50 of the one-pair samples taken with it, p90 size, p90 one}, in ms.
+     * Returns the latencies per size.
      */
-    private static Map<Integer, double[]> measureCluster(
+    private static Map<Integer, SizeLatency> measureCluster(
         final BenchmarkRun run,
+        final BrokerConfig.RaftTransport raftTransport,
         final int brokerCount,
         final int partitions,
         final int warmup,
@@ -149,14 +150,14 @@ public final class PauseFanoutBenchmark
         try
         {
             final PartitionDistribution distribution =
-                PartitionDistribution.of(addresses(brokerCount), partitions, REPLICATION_FACTOR);
+                PartitionDistribution.of(PortAllocator.loopbackBrokerList(brokerCount), partitions, REPLICATION_FACTOR);
             final int pairs = distribution.replicas().size();
             final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
                 Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
             final long startNs = System.nanoTime();
             for (int b = 0; b < brokerCount; b++)
             {
-                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withRaftTransport(RAFT_TRANSPORT)));
+                brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withRaftTransport(raftTransport)));
             }
 
             transport = new TransportClient(TransportConfig.defaults());
@@ -180,7 +181,7 @@ public final class PauseFanoutBenchmark
             }
             run.log("warmed up with %d rounds", warmup);
 
-            final Map<Integer, double[]> figures = new LinkedHashMap<>();
+            final Map<Integer, SizeLatency> figures = new LinkedHashMap<>();
             final List<Integer> sizes = new ArrayList<>(series);
             sizes.add(pairs);
             for (final int size : sizes)
@@ -207,10 +208,10 @@ public final class PauseFanoutBenchmark
                     run.log("%d brokers, sample %d: %d pairs %.1f ms, one pair (%s) %.1f ms",
                         brokerCount, i + 1, size, sizeNs[i] / 1e6, one, oneNs[i] / 1e6);
                 }
-                figures.put(size, new double[] {Stats.percentile(sizeNs, 50) / 1e6, Stats.percentile(oneNs, 50) / 1e6,
-                    Stats.percentile(sizeNs, 90) / 1e6, Stats.percentile(oneNs, 90) / 1e6});
+                figures.put(size, new SizeLatency(Stats.percentile(sizeNs, 50) / 1e6, Stats.percentile(sizeNs, 90) / 1e6,
+                    Stats.percentile(oneNs, 50) / 1e6, Stats.percentile(oneNs, 90) / 1e6));
                 run.log("%d brokers: %d pairs p50 %.1f ms, one pair p50 %.1f ms",
-                    brokerCount, size, figures.get(size)[0], figures.get(size)[1]);
+                    brokerCount, size, figures.get(size).p50Ms(), figures.get(size).onePairP50Ms());
             }
             return figures;
         }
@@ -232,7 +233,7 @@ public final class PauseFanoutBenchmark
             {
                 broker.close();
             }
-            deleteRecursively(dataDir);
+            SluiceCluster.deleteRecursively(dataDir);
         }
     }
 
@@ -346,50 +347,4 @@ public final class PauseFanoutBenchmark
         return true;
     }
 
-    private static String addresses(final int brokers) throws IOException
-    {
-        final List<Integer> taken = new ArrayList<>();
-        for (int b = 0; b < brokers; b++)
-        {
-            taken.add(freePortPair(taken));
-        }
-        return taken.stream().map(port -> "127.0.0.1:" + port).collect(Collectors.joining(","));
-    }
-
-    /** A free command port whose Raft port (+1) is free too. */
-    private static int freePortPair(final List<Integer> taken) throws IOException
-    {
-        for (int attempt = 0; attempt < 200; attempt++)
-        {
-            final int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-            if (taken.stream().anyMatch(other -> Math.abs(other - port) <= 1))
-            {
-                continue;
-            }
-            try (ServerSocket command = new ServerSocket(port); ServerSocket raft = new ServerSocket(port + 1))
-            {
-                return port;
-            }
-            catch (final IOException busy)
-            {
-                // taken: try another
-            }
-        }
-        throw new IOException("no free port pair found");
-    }
-
-    private static void deleteRecursively(final Path dir) throws IOException
-    {
-        if (!Files.exists(dir))
-        {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir))
-        {
-            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(path);
-            }
-        }
-    }
 }

@@ -1,5 +1,6 @@
 package io.sluice.qa.bench;
 
+import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -39,7 +40,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -47,7 +47,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 /**
  * Committed records/s of 100-byte records through the broker command API on a 3-broker cluster (one
@@ -73,9 +72,8 @@ public final class WritesBenchmark
         final int window = run.choose("in_flight_batches", 4, 4);
         final int seconds = run.choose("seconds_per_phase", 8, 30);
         final int warmupSeconds = run.choose("warmup_seconds", 3, 8);
-        final BrokerConfig.RaftTransport transport = BrokerConfig.RaftTransport.valueOf(
-            System.getProperty("sluice.bench.raft-transport", "GRPC"));
-        run.param("record_bytes", RECORD_BYTES).param("raft_transport", transport.name()).param("brokers", 3)
+        final BrokerConfig.RaftTransport transport = run.raftTransport();
+        run.param("record_bytes", RECORD_BYTES).param("brokers", 3)
             .param("replication_factor", 3);
 
         final Path dir = Files.createTempDirectory("sluice-writes-bench");
@@ -127,7 +125,7 @@ public final class WritesBenchmark
         }
         finally
         {
-            deleteRecursively(dir);
+            SluiceCluster.deleteRecursively(dir);
         }
         System.exit(0);
     }
@@ -423,18 +421,4 @@ public final class WritesBenchmark
         return addresses;
     }
 
-    private static void deleteRecursively(final Path path) throws IOException
-    {
-        if (!Files.exists(path))
-        {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(path))
-        {
-            for (final Path p : walk.sorted(Comparator.reverseOrder()).toList())
-            {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
 }

@@ -39,6 +39,17 @@ public final class PortAllocator
         return allocate(2);
     }
 
+    /** {@code sluice.cluster.brokers} for {@code brokers} brokers on loopback, each with a free port pair. */
+    public static synchronized String loopbackBrokerList(final int brokers)
+    {
+        final StringBuilder list = new StringBuilder();
+        for (int b = 0; b < brokers; b++)
+        {
+            list.append(b == 0 ? "" : ",").append("127.0.0.1:").append(freePortPair());
+        }
+        return list.toString();
+    }
+
     /** Whether a port on loopback can be bound right now. */
     public static boolean isFree(final int port)
     {
