@@ -182,18 +182,72 @@ public final class SluiceProcess
         return stoppedOnPurpose;
     }
 
-    /** SIGSTOP: the process keeps its sockets open but answers nothing. */
+    /**
+     * SIGSTOP: the process keeps its sockets open but answers nothing. Returns once the kernel shows it
+     * stopped, because delivery is asynchronous and a caller that measures "no answer" must not race it.
+     */
     public synchronized void suspend()
     {
         signal("STOP");
         suspended = true;
+        awaitState(true, "STOP");
     }
 
-    /** SIGCONT. */
+    /** SIGCONT; returns once the kernel no longer shows the process stopped. */
     public synchronized void resume()
     {
         signal("CONT");
         suspended = false;
+        awaitState(false, "CONT");
+    }
+
+    /**
+     * Polls {@code /proc/<pid>/stat} until the process is (or is no longer) in the stopped state.
+     * Where there is no {@code /proc} the signal having been sent is all we can know.
+     */
+    private void awaitState(final boolean stopped, final String signal)
+    {
+        final Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
+        if (!Files.exists(stat))
+        {
+            return;
+        }
+        final long deadline = System.nanoTime() + SIGNAL_TIMEOUT.toNanos();
+        while (isStopped(stat) != stopped)
+        {
+            if (!isAlive())
+            {
+                throw new IllegalStateException(name + " exited while waiting for SIG" + signal + " to take effect");
+            }
+            if (System.nanoTime() - deadline > 0)
+            {
+                throw new IllegalStateException("SIG" + signal + " sent to " + name + " (pid " + process.pid() +
+                    ") but it is still " + (stopped ? "running" : "stopped") + " after " + SIGNAL_TIMEOUT);
+            }
+            try
+            {
+                Thread.sleep(1);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for SIG" + signal + " on " + name, ex);
+            }
+        }
+    }
+
+    private static boolean isStopped(final Path stat)
+    {
+        try
+        {
+            // "pid (comm) S ...": the state letter follows the last closing parenthesis; T is stopped by a signal
+            final String line = Files.readString(stat);
+            return line.charAt(line.lastIndexOf(')') + 2) == 'T';
+        }
+        catch (final IOException ex)
+        {
+            return false;
+        }
     }
 
     /** Waits at most {@code timeout} for the process to exit; true if it has. */

@@ -27,6 +27,7 @@ class SluiceProcessTest
         child.start();
         try
         {
+            // suspend() returns only once the kernel shows the child stopped, not merely once the signal is sent
             child.suspend();
             assertThat(processState(child.pid())).isEqualTo('T');
             child.resume();
