@@ -2,11 +2,8 @@ package io.sluice.cli;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 
 import java.lang.reflect.Constructor;
-import java.util.concurrent.Callable;
 
 /**
  * {@code java -jar sluice.jar admin ...}: the operator CLI over the gateway's management API
@@ -87,17 +84,8 @@ public final class AdminCli
             "Exit codes: 0 all succeeded; 1 some targets failed (503);",
             "  2 some timed out (504); 3 refused (bad arguments, 400, 401, 404, 409);",
             "  4 gateway unreachable."})
-    static final class AdminCommand implements Callable<Integer>
+    static final class AdminCommand extends CommandGroup
     {
-        @Spec
-        CommandSpec spec;
-
-        @Override
-        public Integer call()
-        {
-            throw new CommandLine.ParameterException(
-                spec.commandLine(), "choose a command: exporting, backfill or partitions");
-        }
     }
 
     /** Builds commands, handing the console to those that take one. */

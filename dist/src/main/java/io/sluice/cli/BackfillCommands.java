@@ -20,17 +20,8 @@ import java.util.concurrent.Callable;
     mixinStandardHelpOptions = true,
     description = "Reset a lagging exporter to the latest positions and backfill the skipped ranges.",
     subcommands = {BackfillCommands.Start.class, BackfillCommands.Status.class, BackfillCommands.Cancel.class})
-final class BackfillCommands implements Callable<Integer>
+final class BackfillCommands extends CommandGroup
 {
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call()
-    {
-        throw new CommandLine.ParameterException(spec.commandLine(), "choose a command: start, status or cancel");
-    }
-
     @Command(
         name = "start",
         mixinStandardHelpOptions = true,
@@ -76,7 +67,7 @@ final class BackfillCommands implements Callable<Integer>
                 throw new CommandLine.ParameterException(spec.commandLine(), "EXPORTER must not be blank");
             }
             final StringBuilder path = new StringBuilder("/exporters/")
-                .append(URLEncoder.encode(exporterId, StandardCharsets.UTF_8).replace("+", "%20"))
+                .append(encode(exporterId))
                 .append("/resetToLatestAndBackfill");
             char separator = '?';
             if (tasks != null)
@@ -90,25 +81,20 @@ final class BackfillCommands implements Callable<Integer>
             }
 
             final GatewayAnswer answer = gateway.connect(console).post(path.toString());
-            if (!answer.isSuccess())
+            final int exitCode = Answers.print(console, gateway.output(), "backfill start " + exporterId, answer,
+                this::printPlan);
+            final String registered = answer.isSuccess() ? "" : answer.json().path("backfillId").asString("");
+            if (!registered.isEmpty())
             {
-                final int exitCode = Answers.reportError(console, "backfill start " + exporterId, answer);
-                final String registered = answer.json().path("backfillId").asString("");
-                if (!registered.isEmpty())
-                {
-                    // A partial start: some partitions were reset, their backfill runs and must be followed.
-                    console.err().println("admin: backfill " + registered + " was registered for the partitions"
-                        + " that answered; follow it with 'admin backfill status " + registered + " --watch'");
-                }
-                return exitCode;
+                // A partial start: some partitions were reset, their backfill runs and must be followed.
+                console.err().println("admin: backfill " + registered + " was registered for the partitions"
+                    + " that answered; follow it with 'admin backfill status " + registered + " --watch'");
             }
-            if (gateway.output() == OutputFormat.json)
-            {
-                console.out().println(answer.body());
-                return ExitCode.SUCCEEDED;
-            }
+            return exitCode;
+        }
 
-            final JsonNode plan = answer.json();
+        private void printPlan(final JsonNode plan)
+        {
             final String backfillId = plan.path("backfillId").asString("");
             // Ranges are inclusive: [fromPosition, toPosition].
             final Table ranges = new Table("PARTITION", "FROM", "TO", "POSITIONS");
@@ -137,7 +123,6 @@ final class BackfillCommands implements Callable<Integer>
             {
                 console.out().println("follow it with: admin backfill status " + backfillId + " --watch");
             }
-            return ExitCode.SUCCEEDED;
         }
     }
 
@@ -190,26 +175,10 @@ final class BackfillCommands implements Callable<Integer>
                 return new BackfillWatch(console, client, backfillId, interval).run();
             }
 
-            final String path = backfillId == null ? "/backfills" : "/backfills/" + encode(backfillId);
-            final GatewayAnswer answer = client.get(path);
-            if (!answer.isSuccess())
-            {
-                return Answers.reportError(console, "backfill status", answer);
-            }
-            if (gateway.output() == OutputFormat.json)
-            {
-                console.out().println(answer.body());
-                return ExitCode.SUCCEEDED;
-            }
-            if (backfillId == null)
-            {
-                printList(answer.json());
-            }
-            else
-            {
-                printOne(answer.json());
-            }
-            return ExitCode.SUCCEEDED;
+            final boolean every = backfillId == null;
+            return Answers.print(console, gateway.output(), "backfill status",
+                client.get(every ? "/backfills" : "/backfills/" + encode(backfillId)),
+                every ? this::printList : this::printOne);
         }
 
         private void printList(final JsonNode json)
@@ -278,19 +247,14 @@ final class BackfillCommands implements Callable<Integer>
         @Override
         public Integer call() throws GatewayUnreachableException
         {
-            final GatewayAnswer answer = gateway.connect(console).delete("/backfills/" + encode(backfillId));
-            if (!answer.isSuccess())
-            {
-                return Answers.reportError(console, "backfill cancel " + backfillId, answer);
-            }
-            if (gateway.output() == OutputFormat.json)
-            {
-                console.out().println(answer.body());
-                return ExitCode.SUCCEEDED;
-            }
-            final String state = answer.json().path("state").asString("");
+            return Answers.print(console, gateway.output(), "backfill cancel " + backfillId,
+                gateway.connect(console).delete("/backfills/" + encode(backfillId)), this::printCancelled);
+        }
+
+        private void printCancelled(final JsonNode backfill)
+        {
+            final String state = backfill.path("state").asString("");
             console.out().println("backfill " + backfillId + " cancelled" + (state.isEmpty() ? "" : " (state " + state + ")"));
-            return ExitCode.SUCCEEDED;
         }
     }
 

@@ -20,17 +20,8 @@ import java.util.concurrent.Callable;
     mixinStandardHelpOptions = true,
     description = "Pause, soft-pause or resume exporting on every (broker, partition) pair, or show its state.",
     subcommands = {ExportingCommands.Pause.class, ExportingCommands.Resume.class, ExportingCommands.Status.class})
-final class ExportingCommands implements Callable<Integer>
+final class ExportingCommands extends CommandGroup
 {
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call()
-    {
-        throw new CommandLine.ParameterException(spec.commandLine(), "choose a command: pause, resume or status");
-    }
-
     /** Options of the mutating calls: which pairs, and how often to retry the ones that did not succeed. */
     static final class RetryOptions
     {
@@ -66,13 +57,8 @@ final class ExportingCommands implements Callable<Integer>
         }
     }
 
-    @Command(
-        name = "pause",
-        mixinStandardHelpOptions = true,
-        description = {
-            "Pause exporting: after exit 0 no record is exported until a resume succeeds.",
-            "With --soft, exporters keep exporting but positions are not acknowledged (nothing is compacted)."})
-    static final class Pause implements Callable<Integer>
+    /** Pause, soft pause and resume: the same call with retries (see {@link ExportingCall}), each to its own path. */
+    abstract static class ExportingChange implements Callable<Integer>
     {
         private final CliConsole console;
 
@@ -85,20 +71,39 @@ final class ExportingCommands implements Callable<Integer>
         @Mixin
         RetryOptions retry;
 
+        ExportingChange(final CliConsole console)
+        {
+            this.console = console;
+        }
+
+        /** Posts to {@code path} with the retry options; {@code name} is what messages call the change. */
+        int post(final String name, final String path) throws GatewayUnreachableException, InterruptedException
+        {
+            retry.validate(spec);
+            return new ExportingCall(console, gateway, name, path).run(retry);
+        }
+    }
+
+    @Command(
+        name = "pause",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Pause exporting: after exit 0 no record is exported until a resume succeeds.",
+            "With --soft, exporters keep exporting but positions are not acknowledged (nothing is compacted)."})
+    static final class Pause extends ExportingChange
+    {
         @Option(names = "--soft", description = "Soft pause: keep exporting, stop acknowledging positions.")
         boolean soft;
 
         Pause(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
         public Integer call() throws GatewayUnreachableException, InterruptedException
         {
-            retry.validate(spec);
-            return new ExportingCall(console, gateway, soft ? "soft pause" : "pause",
-                soft ? "/exporting/pause?soft=true" : "/exporting/pause").run(retry);
+            return soft ? post("soft pause", "/exporting/pause?soft=true") : post("pause", "/exporting/pause");
         }
     }
 
@@ -106,29 +111,17 @@ final class ExportingCommands implements Callable<Integer>
         name = "resume",
         mixinStandardHelpOptions = true,
         description = "Resume exporting (undoes a pause or a soft pause).")
-    static final class Resume implements Callable<Integer>
+    static final class Resume extends ExportingChange
     {
-        private final CliConsole console;
-
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        GatewayOptions gateway;
-
-        @Mixin
-        RetryOptions retry;
-
         Resume(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
         public Integer call() throws GatewayUnreachableException, InterruptedException
         {
-            retry.validate(spec);
-            return new ExportingCall(console, gateway, "resume", "/exporting/resume").run(retry);
+            return post("resume", "/exporting/resume");
         }
     }
 
@@ -151,19 +144,14 @@ final class ExportingCommands implements Callable<Integer>
         @Override
         public Integer call() throws GatewayUnreachableException
         {
-            final GatewayAnswer answer = gateway.connect(console).get("/exporting");
-            if (!answer.isSuccess())
-            {
-                return Answers.reportError(console, "exporting status", answer);
-            }
-            if (gateway.output() == OutputFormat.json)
-            {
-                console.out().println(answer.body());
-                return ExitCode.SUCCEEDED;
-            }
+            return Answers.print(console, gateway.output(), "exporting status",
+                gateway.connect(console).get("/exporting"), this::printTable);
+        }
 
+        private void printTable(final JsonNode exporting)
+        {
             final List<JsonNode> targets = new ArrayList<>();
-            answer.json().path("targets").forEach(targets::add);
+            exporting.path("targets").forEach(targets::add);
             targets.sort((a, b) -> TargetPairs.of(a).compareTo(TargetPairs.of(b)));
             final Table table = new Table("PAIR", "ROLE", "STATE", "EXPORTED", "LAST", "LAG");
             for (final JsonNode target : targets)
@@ -178,9 +166,8 @@ final class ExportingCommands implements Callable<Integer>
                     last < 0 ? "-" : last,
                     exported < 0 || last < 0 ? "-" : Math.max(0, last - exported));
             }
-            console.out().println("exporting: " + answer.json().path("state").asString("UNKNOWN"));
+            console.out().println("exporting: " + exporting.path("state").asString("UNKNOWN"));
             table.print(console.out());
-            return ExitCode.SUCCEEDED;
         }
     }
 

@@ -37,17 +37,12 @@ final class PartitionsCommand implements Callable<Integer>
     @Override
     public Integer call() throws GatewayUnreachableException
     {
-        final GatewayAnswer answer = gateway.connect(console).get("/partitions");
-        if (!answer.isSuccess())
-        {
-            return Answers.reportError(console, "partitions", answer);
-        }
-        if (gateway.output() == OutputFormat.json)
-        {
-            console.out().println(answer.body());
-            return ExitCode.SUCCEEDED;
-        }
-        final JsonNode view = answer.json();
+        return Answers.print(
+            console, gateway.output(), "partitions", gateway.connect(console).get("/partitions"), this::printView);
+    }
+
+    private void printView(final JsonNode view)
+    {
         if (view.path("brokers").isArray() || view.path("partitions").isArray())
         {
             printClusterView(view);
@@ -56,7 +51,6 @@ final class PartitionsCommand implements Callable<Integer>
         {
             printFlattened(view);
         }
-        return ExitCode.SUCCEEDED;
     }
 
     private void printClusterView(final JsonNode view)

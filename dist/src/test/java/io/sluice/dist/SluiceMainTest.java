@@ -33,58 +33,46 @@ class SluiceMainTest
     @Test
     void brokerWithoutNodeIdNamesTheSetting()
     {
-        final Result result = launch("broker", "--sluice.data-dir=" + dataDir);
-
-        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-        assertThat(result.oneLine()).startsWith("sluice: sluice.broker.node-id: required");
+        assertThat(startupFailure("broker", "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.node-id: required");
     }
 
     @Test
     void brokerWithUnknownNodeIdNamesTheSetting()
     {
-        final Result result = launch("broker", "--sluice.broker.node-id=7", "--sluice.data-dir=" + dataDir);
-
-        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-        assertThat(result.oneLine()).startsWith("sluice: sluice.broker.node-id: 7 is not a broker");
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=7", "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.node-id: 7 is not a broker");
     }
 
     @Test
     void replicationFactorOverClusterSizeNamesTheSetting()
     {
-        final Result result = launch("broker", "--sluice.broker.node-id=0", "--sluice.cluster.replication-factor=4",
-            "--sluice.data-dir=" + dataDir);
-
-        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-        assertThat(result.oneLine()).startsWith("sluice: sluice.cluster.replication-factor: 4 exceeds the cluster size 3");
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.cluster.replication-factor=4",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.cluster.replication-factor: 4 exceeds the cluster size 3");
     }
 
     @Test
     void malformedBrokerListNamesTheSetting()
     {
-        final Result result = launch("gateway", "--sluice.cluster.brokers=127.0.0.1:26501,nonsense", "--server.port=0",
-            "--management.server.port=0");
-
-        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-        assertThat(result.oneLine()).startsWith("sluice: sluice.cluster.brokers: 'nonsense' is not host:port");
+        assertThat(startupFailure("gateway", "--sluice.cluster.brokers=127.0.0.1:26501,nonsense", "--server.port=0",
+            "--management.server.port=0"))
+            .startsWith("sluice: sluice.cluster.brokers: 'nonsense' is not host:port");
     }
 
     @Test
     void unparsableNumberNamesTheSetting()
     {
-        final Result result = launch("broker", "--sluice.broker.node-id=one", "--sluice.data-dir=" + dataDir);
-
-        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-        assertThat(result.oneLine()).startsWith("sluice: sluice.broker.node-id: cannot use 'one'");
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=one", "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.node-id: cannot use 'one'");
     }
 
     @Test
     void exporterWithoutTypeNamesTheSetting()
     {
-        final Result result = launch("broker", "--sluice.broker.node-id=0", "--sluice.exporters.audit.path=/tmp/x",
-            "--sluice.data-dir=" + dataDir);
-
-        assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-        assertThat(result.oneLine()).startsWith("sluice: sluice.exporters.audit.type: required");
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.audit.path=/tmp/x",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.audit.type: required");
     }
 
     @Test
@@ -92,10 +80,8 @@ class SluiceMainTest
     {
         try (ServerSocket busy = new ServerSocket(0))
         {
-            final Result result = launch("gateway", "--server.port=" + busy.getLocalPort(), "--management.server.port=0");
-
-            assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-            assertThat(result.oneLine()).isEqualTo("sluice: server.port: port " + busy.getLocalPort() + " is already in use");
+            assertThat(startupFailure("gateway", "--server.port=" + busy.getLocalPort(), "--management.server.port=0"))
+                .isEqualTo("sluice: server.port: port " + busy.getLocalPort() + " is already in use");
         }
     }
 
@@ -105,12 +91,18 @@ class SluiceMainTest
         try (ServerSocket busy = new ServerSocket(0))
         {
             final String brokers = "127.0.0.1:" + busy.getLocalPort() + ",127.0.0.1:1,127.0.0.1:3";
-            final Result result = launch("broker", "--sluice.broker.node-id=0", "--sluice.cluster.brokers=" + brokers,
-                "--sluice.data-dir=" + dataDir);
-
-            assertThat(result.exitCode).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
-            assertThat(result.oneLine()).startsWith("sluice: sluice.cluster.brokers: ").contains(Integer.toString(busy.getLocalPort()));
+            assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.cluster.brokers=" + brokers,
+                "--sluice.data-dir=" + dataDir))
+                .startsWith("sluice: sluice.cluster.brokers: ").contains(Integer.toString(busy.getLocalPort()));
         }
+    }
+
+    /** Launches with {@code args}, expects the startup to fail, and returns its one line on stderr. */
+    private static String startupFailure(final String... args)
+    {
+        final Result result = launch(args);
+        assertThat(result.exitCode).as(result.err).isEqualTo(SluiceMain.EXIT_STARTUP_FAILED);
+        return result.oneLine();
     }
 
     static Result launch(final String... args)
