@@ -63,8 +63,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>
  * The container's command, args and env are taken verbatim; only what a pod gets from its image and from Kubernetes
  * is translated: the image's install directory (the hook and {@code sluice.jar}), the ConfigMap volume, the gateway
- * Service's URL, the token from the Secret, and PATH. {@code kubectl} is the only stand-in: it records its calls and
- * holds {@code kubectl wait} until the test says the snapshots are ready; hook, CLI, gateway and brokers are real.
+ * Service's URL, the token from the Secret, and PATH. {@code kubectl} is the only stand-in: it records its calls,
+ * answers {@code kubectl get} with the claims the StatefulSet controller would have made, and holds
+ * {@code kubectl wait} until the test says the snapshots are ready; hook, CLI, gateway and brokers are real.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
@@ -139,7 +140,7 @@ class BackupCronJobAgainstClusterTest
         Records.awaitExported(cluster, Records.write(cluster, "before-backup", 60));
 
         final Pod pod = new Pod(folder);
-        pod.installKubectlStandIn(calls, started, finish);
+        pod.installKubectlStandIn(calls, started, finish, brokerClaims());
         final List<String> commandLine = new ArrayList<>(backup.getCommand());
         commandLine.addAll(backup.getArgs() == null ? List.of() : backup.getArgs());
         hook = pod.run(commandLine, folder.resolve("hook.out"), hookErr);
@@ -168,7 +169,7 @@ class BackupCronJobAgainstClusterTest
     {
         final List<KubectlCall> applies = calls.stream().filter(call -> call.verb().equals("apply")).toList();
         final List<KubectlCall> waits = calls.stream().filter(call -> call.verb().equals("wait")).toList();
-        assertThat(calls).as("kubectl calls").hasSize(applies.size() + waits.size());
+        assertThat(calls).as("kubectl calls").hasSize(1 + applies.size() + waits.size());
         assertThat(waits).as("kubectl wait calls among %s", calls).hasSize(1);
         assertThat(calls.get(calls.size() - 1)).as("the last kubectl call").isEqualTo(waits.get(0));
 
@@ -178,13 +179,19 @@ class BackupCronJobAgainstClusterTest
         final String labelValue = selector.substring(selector.indexOf('=') + 1);
         assertThat(waits.get(0).args()).as("what kubectl wait waits for").anyMatch(arg -> arg.startsWith("volumesnapshot"));
 
-        final String claimTemplate = brokers.getSpec().getVolumeClaimTemplates().stream()
-            .map(claim -> claim.getMetadata().getName()).reduce((a, b) ->
-            {
-                throw new AssertionError("the StatefulSet has several volume claim templates: " + a + ", " + b);
-            }).orElseThrow(() -> new AssertionError("the StatefulSet has no volume claim template"));
-        final List<String> expectedClaims = IntStream.range(0, brokers.getSpec().getReplicas())
-            .mapToObj(ordinal -> claimTemplate + "-" + brokers.getMetadata().getName() + "-" + ordinal).toList();
+        final List<String> expectedClaims = brokerClaims();
+        final List<KubectlCall> gets = calls.stream().filter(call -> call.verb().equals("get")).toList();
+        assertThat(gets).as("kubectl get calls among %s", calls).hasSize(1);
+        assertThat(calls.get(0)).as("the first kubectl call").isEqualTo(gets.get(0));
+        // Every claim the StatefulSet controller makes carries the StatefulSet's selector labels: select by those.
+        final Map<String, String> claimLabels = brokers.getSpec().getSelector().getMatchLabels();
+        for (final String term : gets.get(0).option("-l", "--selector").split(","))
+        {
+            assertThat(term).as("a term of the selector of %s", gets.get(0)).matches("[^=!]+=[^=!]+");
+            assertThat(claimLabels).as("the StatefulSet's selector labels, for %s", gets.get(0))
+                .containsEntry(term.substring(0, term.indexOf('=')), term.substring(term.indexOf('=') + 1));
+        }
+
         final List<String> claims = new ArrayList<>();
         for (final KubectlCall apply : applies)
         {
@@ -199,8 +206,20 @@ class BackupCronJobAgainstClusterTest
                 .isEqualTo(envValue("SLUICE_SNAPSHOT_CLASS"));
             claims.add(snapshot.get("spec", "source", "persistentVolumeClaimName"));
         }
-        assertThat(claims).as("the PVCs snapshotted (StatefulSet %s, claim template %s)",
-            brokers.getMetadata().getName(), claimTemplate).containsExactlyInAnyOrderElementsOf(expectedClaims);
+        assertThat(claims).as("the PVCs snapshotted (StatefulSet %s)", brokers.getMetadata().getName())
+            .containsExactlyInAnyOrderElementsOf(expectedClaims);
+    }
+
+    /** The PVCs the StatefulSet controller makes for the brokers: {@code <claim template>-<StatefulSet>-<ordinal>}. */
+    private List<String> brokerClaims()
+    {
+        final String claimTemplate = brokers.getSpec().getVolumeClaimTemplates().stream()
+            .map(claim -> claim.getMetadata().getName()).reduce((a, b) ->
+            {
+                throw new AssertionError("the StatefulSet has several volume claim templates: " + a + ", " + b);
+            }).orElseThrow(() -> new AssertionError("the StatefulSet has no volume claim template"));
+        return IntStream.range(0, brokers.getSpec().getReplicas())
+            .mapToObj(ordinal -> claimTemplate + "-" + brokers.getMetadata().getName() + "-" + ordinal).toList();
     }
 
     /**
@@ -268,10 +287,16 @@ class BackupCronJobAgainstClusterTest
             return directory;
         }
 
-        /** The only stand-in: kubectl records each call, and {@code kubectl wait} holds until the test says finish. */
-        void installKubectlStandIn(final Path calls, final Path started, final Path finish) throws IOException
+        /**
+         * The only stand-in: kubectl records each call, answers {@code kubectl get} with {@code claims} (as
+         * {@code -o name} prints them), and {@code kubectl wait} holds until the test says finish.
+         */
+        void installKubectlStandIn(final Path calls, final Path started, final Path finish, final List<String> claims)
+            throws IOException
         {
-            for (final Path path : List.of(calls, started, finish))
+            final Path claimNames = folder.resolve("kubectl-get-claims.txt");
+            Files.write(claimNames, claims.stream().map(claim -> "persistentvolumeclaim/" + claim).toList());
+            for (final Path path : List.of(calls, started, finish, claimNames))
             {
                 assertThat(path.toString()).as("a path the stand-in can quote").doesNotContain("'");
             }
@@ -280,8 +305,9 @@ class BackupCronJobAgainstClusterTest
             final String script = """
                 #!/bin/sh
                 # kubectl stand-in of BackupCronJobAgainstClusterTest: records each call (its arguments, one a line, and
-                # its stdin) in a numbered folder; `kubectl wait` tells the test it started and holds until the test
-                # creates the finish file (at most %d rounds of 0.1 s).
+                # its stdin) in a numbered folder; `kubectl get` prints the claims the StatefulSet would have made;
+                # `kubectl wait` tells the test it started and holds until the test creates the finish file (at most
+                # %d rounds of 0.1 s).
                 n=0
                 while ! mkdir '%s'/"$n" 2>/dev/null; do n=$((n + 1)); done
                 for arg in "$@"; do printf '%%s\\n' "$arg"; done > '%s'/"$n"/args
@@ -295,10 +321,12 @@ class BackupCronJobAgainstClusterTest
                     sleep 0.1
                   done
                   echo "kubectl stand-in: condition met"
+                elif [ "${1:-}" = get ]; then
+                  cat '%s'
                 else
                   echo "kubectl stand-in: $1 recorded"
                 fi
-                """.formatted(rounds, calls, calls, calls, started, finish, rounds);
+                """.formatted(rounds, calls, calls, calls, started, finish, rounds, claimNames);
             final Path kubectl = pathDirectory.resolve("kubectl");
             Files.writeString(kubectl, script);
             Files.setPosixFilePermissions(kubectl, permissions(0755));
