@@ -78,6 +78,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final AtomicLong callIds = new AtomicLong();
     private final AppendBatcher batcher = new AppendBatcher(this::appendEntry);
     private volatile RaftServer server;
+    private volatile RaftServer.Division cachedDivision;
     private RaftClient raftClient;
     private volatile boolean closed;
 
@@ -162,6 +163,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void attach(final RaftServer server)
     {
         this.server = server;
+        this.cachedDivision = null;
     }
 
     public int partitionId()
@@ -201,8 +203,17 @@ public final class Partition implements PartitionListener, AutoCloseable
         return info.isLeader() ? null : notLeader(brokerIdOf(info.getLeaderId()));
     }
 
+    /**
+     * The group's division on this broker, looked up once: the exporter checks leadership on every run, and
+     * Ratis's lookup goes through a future per call. Null until the server has the group.
+     */
     private RaftServer.Division division()
     {
+        final RaftServer.Division cached = cachedDivision;
+        if (cached != null)
+        {
+            return cached;
+        }
         final RaftServer server = this.server;
         if (server == null)
         {
@@ -210,7 +221,9 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         try
         {
-            return server.getDivision(group.getGroupId());
+            final RaftServer.Division found = server.getDivision(group.getGroupId());
+            cachedDivision = found;
+            return found;
         }
         catch (final Exception e)
         {
@@ -270,6 +283,13 @@ public final class Partition implements PartitionListener, AutoCloseable
     @Override
     public void onRecordsApplied(final int partitionId, final long lastPosition)
     {
+        director.wakeUp();
+    }
+
+    @Override
+    public void onExportingStateApplied(final int partitionId, final ExportingState state)
+    {
+        director.wakeUp();
     }
 
     // ------------------------------------------------------------------------------------------- commands

@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.protocol.codecs.ExportingState;
 import org.apache.ratis.protocol.RaftPeerId;
 
 /** Events of a partition's state machine, called on Ratis threads: must not block. */
@@ -13,4 +14,7 @@ public interface PartitionListener
 
     /** Records up to {@code lastPosition} were applied. */
     void onRecordsApplied(int partitionId, long lastPosition);
+
+    /** A new exporting state was applied. */
+    void onExportingStateApplied(int partitionId, ExportingState state);
 }

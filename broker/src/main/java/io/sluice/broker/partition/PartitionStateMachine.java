@@ -331,6 +331,7 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         LOG.info("partition {} on broker {}: exporting state is now {} (version {})",
             partitionId, brokerId, state, version);
         completeVersionWaiters();
+        listener.onExportingStateApplied(partitionId, state);
     }
 
     /**
