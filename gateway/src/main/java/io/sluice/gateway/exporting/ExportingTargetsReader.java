@@ -1,5 +1,6 @@
 package io.sluice.gateway.exporting;
 
+import io.sluice.gateway.json.JsonSyntaxError;
 import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadFeature;
@@ -46,7 +47,7 @@ public final class ExportingTargetsReader
         }
         catch (final JacksonException e)
         {
-            throw new InvalidTargetsException("malformed JSON body: " + e.getOriginalMessage());
+            throw new InvalidTargetsException("malformed JSON body: " + JsonSyntaxError.describe(e));
         }
         if (root == null || !root.isObject())
         {

@@ -3,6 +3,7 @@ package io.sluice.gateway.records;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.MalformedResponseException;
 import io.sluice.gateway.config.GatewayProperties;
+import io.sluice.gateway.json.JsonSyntaxError;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
@@ -123,7 +124,7 @@ public class RecordsController
         }
         catch (final JacksonException e)
         {
-            throw new InvalidRecordException("malformed_json", "the request body is not valid JSON: " + e.getOriginalMessage());
+            throw new InvalidRecordException("malformed_json", "the request body is not valid JSON: " + JsonSyntaxError.describe(e));
         }
         if (root == null || root.isMissingNode() || !(root.isObject() || root.isArray()))
         {

@@ -1,5 +1,6 @@
 package io.sluice.gateway.security;
 
+import io.sluice.gateway.json.JsonSyntaxError;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.Ordered;
@@ -35,7 +36,7 @@ public class ManagementErrorHandler
     @ExceptionHandler(HttpMessageNotReadableException.class)
     public ResponseEntity<ManagementErrorBody> onUnreadableBody(final HttpMessageNotReadableException e)
     {
-        return answer(HttpStatus.BAD_REQUEST, "malformed request body: " + e.getMostSpecificCause().getMessage());
+        return answer(HttpStatus.BAD_REQUEST, "malformed request body: " + JsonSyntaxError.describe(e.getMostSpecificCause()));
     }
 
     @ExceptionHandler(ResponseStatusException.class)

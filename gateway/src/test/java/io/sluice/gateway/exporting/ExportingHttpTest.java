@@ -174,8 +174,11 @@ public class ExportingHttpTest
         {
             final HttpResponse<String> response = post("/actuator/exporting/pause", body, "Content-Type", "application/json");
             assertThat(response.statusCode()).as(body).isEqualTo(400);
-            assertError(response, "Bad Request");
+            assertThat(assertError(response, "Bad Request")).as(body).doesNotContain("Source:", "#UNKNOWN");
         }
+        final HttpResponse<String> truncated = post("/actuator/exporting/pause", bodies.get(0), "Content-Type", "application/json");
+        assertThat(assertError(truncated, "Bad Request"))
+            .isEqualTo("malformed JSON body: Unexpected end-of-input: expected close marker for Array (line 1, column 14)");
         final HttpResponse<String> badSoft = post("/actuator/exporting/pause?soft=maybe", null);
         assertThat(badSoft.statusCode()).isEqualTo(400);
         assertThat(assertError(badSoft, "Bad Request")).contains("soft must be true or false, was 'maybe'");
