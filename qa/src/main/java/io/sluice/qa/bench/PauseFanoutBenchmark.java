@@ -5,6 +5,7 @@ import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.broker.partition.Partition;
 import io.sluice.gateway.broker.SbeBrokerClient;
 import io.sluice.gateway.exporting.ExportingControlService;
 import io.sluice.gateway.exporting.ExportingOperationResult;
@@ -13,6 +14,7 @@ import io.sluice.gateway.exporting.TargetResult;
 import io.sluice.gateway.topology.PolledClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 
@@ -26,6 +28,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -42,6 +46,10 @@ import java.util.stream.Collectors;
  * Each sample pauses from EXPORTING and is followed by an unmeasured resume; a size's samples alternate with
  * one-pair samples so load drift hits both. A sample is a pause that succeeded on every target; failed attempts
  * are repeated and counted.
+ * <p>
+ * The floor: after the fan-out samples, the same cluster commits one exporting-state entry in every partition at
+ * once, proposed in-process on each partition's leader (no gateway, no transport, no follower answers). The
+ * fan-out cannot be cheaper than that; {@code fanout_over_leader_commit} is how much the gateway's path adds.
  */
 public final class PauseFanoutBenchmark
 {
@@ -51,6 +59,15 @@ public final class PauseFanoutBenchmark
     private static final int MAX_ATTEMPTS = 5;
 
     private static int failedAttempts;
+
+    /** The figures of one cluster: pause latencies by size, and the in-process commit floor for all partitions. */
+    private record ClusterLatency(Map<Integer, SizeLatency> sizes, double leaderCommitAllP50Ms)
+    {
+        SizeLatency get(final int size)
+        {
+            return sizes.get(size);
+        }
+    }
 
     /** Pause latencies of one size, and of the one-pair pauses alternated with it, in ms. */
     private record SizeLatency(double p50Ms, double p90Ms, double onePairP50Ms, double onePairP90Ms)
@@ -98,7 +115,7 @@ public final class PauseFanoutBenchmark
                 series.add(size);
             }
         }
-        final Map<Integer, SizeLatency> phase1 = measureCluster(run, transport, brokers, partitions, warmup, samples, series, seriesSamples);
+        final ClusterLatency phase1 = measureCluster(run, transport, brokers, partitions, warmup, samples, series, seriesSamples);
         final double allP50Ms = phase1.get(pairs).p50Ms();
         final double oneP50Ms = phase1.get(pairs).onePairP50Ms();
         run.result("pause_all_pairs_p50_ms", allP50Ms)
@@ -110,6 +127,8 @@ public final class PauseFanoutBenchmark
             run.result("pause_" + size + "_pairs_p50_ms", phase1.get(size).p50Ms());
         }
         run.result("pause_" + pairs + "_pairs_p50_ms", allP50Ms);
+        run.result("leader_commit_all_partitions_p50_ms", phase1.leaderCommitAllP50Ms())
+            .result("fanout_over_leader_commit", allP50Ms / phase1.leaderCommitAllP50Ms());
 
         if (!run.quick())
         {
@@ -117,11 +136,12 @@ public final class PauseFanoutBenchmark
             final int morePartitions = 128;
             run.param("more_brokers", moreBrokers).param("more_brokers_partitions", morePartitions);
             final int morePairs = morePartitions * REPLICATION_FACTOR;
-            final Map<Integer, SizeLatency> phase2 =
+            final ClusterLatency phase2 =
                 measureCluster(run, transport, moreBrokers, morePartitions, warmup, seriesSamples, List.of(), seriesSamples);
             run.result("more_brokers_pause_all_" + morePairs + "_pairs_p50_ms", phase2.get(morePairs).p50Ms())
                 .result("more_brokers_pause_one_pair_p50_ms", phase2.get(morePairs).onePairP50Ms())
-                .result("more_brokers_ratio", phase2.get(morePairs).p50Ms() / phase2.get(morePairs).onePairP50Ms());
+                .result("more_brokers_ratio", phase2.get(morePairs).p50Ms() / phase2.get(morePairs).onePairP50Ms())
+                .result("more_brokers_leader_commit_all_partitions_p50_ms", phase2.leaderCommitAllP50Ms());
         }
         run.result("failed_attempts", failedAttempts).ratio(allP50Ms / oneP50Ms);
         run.finish();
@@ -132,7 +152,7 @@ public final class PauseFanoutBenchmark
      * {@code seriesSamples} each) and of all pairs ({@code samples}), each alternated with one-pair pauses.
      * Returns the latencies per size.
      */
-    private static Map<Integer, SizeLatency> measureCluster(
+    private static ClusterLatency measureCluster(
         final BenchmarkRun run,
         final BrokerConfig.RaftTransport raftTransport,
         final int brokerCount,
@@ -213,7 +233,10 @@ public final class PauseFanoutBenchmark
                 run.log("%d brokers: %d pairs p50 %.1f ms, one pair p50 %.1f ms",
                     brokerCount, size, figures.get(size).p50Ms(), figures.get(size).onePairP50Ms());
             }
-            return figures;
+            final double leaderCommitMs = measureLeaderCommits(run, brokers, distribution.partitionCount(), samples);
+            run.log("%d brokers: one entry in all %d partitions, proposed on their leaders, p50 %.1f ms",
+                brokerCount, distribution.partitionCount(), leaderCommitMs);
+            return new ClusterLatency(figures, leaderCommitMs);
         }
         finally
         {
@@ -234,6 +257,79 @@ public final class PauseFanoutBenchmark
                 broker.close();
             }
             SluiceCluster.deleteRecursively(dataDir);
+        }
+    }
+
+    /**
+     * p50 of committing and applying one exporting-state entry in every partition at once, proposed in-process on
+     * each partition's leader: the Raft cost a fan-out over all pairs cannot go below. Runs last on a cluster,
+     * because its versions outrank any the gateway's service would pick afterwards.
+     */
+    private static double measureLeaderCommits(
+        final BenchmarkRun run, final List<Broker> brokers, final int partitionCount, final int samples) throws Exception
+    {
+        final long[] ns = new long[samples];
+        long version = Long.MAX_VALUE / 2;
+        for (int i = 0; i < samples; i++)
+        {
+            for (int attempt = 1; ; attempt++)
+            {
+                final List<Partition> leaders = leaders(brokers, partitionCount);
+                final ExportingState state = i % 2 == 0 ? ExportingState.PAUSED : ExportingState.EXPORTING;
+                final long sampleVersion = ++version;
+                final long startNs = System.nanoTime();
+                final CompletableFuture<?>[] commits = leaders.stream()
+                    .map(leader -> leader.changeExportingState(state, sampleVersion, false))
+                    .toArray(CompletableFuture[]::new);
+                try
+                {
+                    CompletableFuture.allOf(commits).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                    ns[i] = System.nanoTime() - startNs;
+                    break;
+                }
+                catch (final ExecutionException e)
+                {
+                    failedAttempts++;
+                    run.log("leader commit attempt %d failed, not a sample: %s", attempt, e.getCause());
+                    if (attempt == MAX_ATTEMPTS)
+                    {
+                        throw e;
+                    }
+                    Thread.sleep(1_000);
+                }
+            }
+        }
+        return Stats.percentile(ns, 50) / 1e6;
+    }
+
+    /** The leading replica of every partition, waiting (bounded) while one is being elected. */
+    private static List<Partition> leaders(final List<Broker> brokers, final int partitionCount) throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (true)
+        {
+            final List<Partition> leaders = new ArrayList<>();
+            for (int p = 1; p <= partitionCount; p++)
+            {
+                for (final Broker broker : brokers)
+                {
+                    final Partition replica = broker.partitions().get(p);
+                    if (replica != null && replica.notLeaderError() == null)
+                    {
+                        leaders.add(replica);
+                        break;
+                    }
+                }
+            }
+            if (leaders.size() == partitionCount)
+            {
+                return leaders;
+            }
+            if (System.nanoTime() > deadline)
+            {
+                throw new IllegalStateException(leaders.size() + " of " + partitionCount + " partitions have a leader");
+            }
+            Thread.sleep(50);
         }
     }
 
