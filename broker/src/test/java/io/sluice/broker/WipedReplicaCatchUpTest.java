@@ -45,6 +45,56 @@ class WipedReplicaCatchUpTest
         wipeFollowerOfIdlePartitionAndAwaitCatchUp(true);
     }
 
+    /**
+     * A second fault before the wiped replica got any of the log back: the leader is down too. The survivor and the
+     * empty replica are a majority of replicas but not of data, and a wiped voter may have lost a vote it already
+     * cast, so Ratis does not count an empty log's vote: the partition has no leader, and accepts nothing, until
+     * the stopped broker returns. Then it elects a leader, the wiped replica catches up and the pause still holds.
+     */
+    @Test
+    @Timeout(180)
+    void noLeaderFromAnEmptyVoteUntilTheStoppedLeaderReturnsThenTheWipedReplicaCatchesUp() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int partitionId = 1;
+        final int records = 60;
+        final int leader = cluster.awaitLeader(partitionId);
+        final int wiped = (leader + 1) % 3;
+        final int survivor = (leader + 2) % 3;
+        cluster.adminAll(AdminRequestKind.PAUSE_EXPORTING, 1);
+        cluster.appendRecords(partitionId, records, 4, "a");
+        final PartitionStateMachine survivorReplica = cluster.brokers[survivor].partition(partitionId).stateMachine();
+        await("survivor " + survivor + " holds " + records + " records").atMost(Duration.ofSeconds(30))
+            .until(() -> survivorReplica.lastPosition() == records);
+
+        // The leader stops before the wiped replica is back, so the wiped one gets nothing of the log.
+        cluster.stopBroker(wiped);
+        TestCluster.deleteRecursively(cluster.config(wiped).brokerDir());
+        cluster.stopBroker(leader);
+        cluster.startBroker(wiped);
+
+        // Two election timeouts at the most (2 s each) with only the survivor able to win, and it cannot.
+        final long quietUntil = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() < quietUntil)
+        {
+            assertThat(cluster.leaderOf(partitionId)).as("a leader elected with an empty log's vote").isEqualTo(-1);
+            Thread.sleep(100);
+        }
+
+        cluster.startBroker(leader);
+        final int newLeader = cluster.awaitLeader(partitionId);
+        final PartitionStateMachine rejoined = cluster.brokers[wiped].partition(partitionId).stateMachine();
+        await("wiped broker " + wiped + " caught up with leader " + newLeader).atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> rejoined.lastPosition() == records);
+        for (int b = 0; b < 3; b++)
+        {
+            final PartitionStateMachine replica = cluster.brokers[b].partition(partitionId).stateMachine();
+            assertThat(replica.exportingState()).as("broker " + b).isEqualTo(ExportingState.PAUSED);
+            assertThat(replica.exportedPosition()).as("broker " + b).isZero();
+        }
+    }
+
     private void wipeFollowerOfIdlePartitionAndAwaitCatchUp(final boolean awaitPurge) throws Exception
     {
         final int partitionId = 1;
