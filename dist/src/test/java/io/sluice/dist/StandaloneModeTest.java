@@ -1,13 +1,15 @@
 package io.sluice.dist;
 
+import io.sluice.gateway.LoopbackBrokers;
+import io.sluice.protocol.cluster.PartitionDistribution;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,9 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,14 +35,9 @@ class StandaloneModeTest
     @Test
     void standaloneCommitsAndExportsARecordAndReleasesEveryPortOnClose() throws Exception
     {
-        final List<Integer> ports = new ArrayList<>();
-        final StringBuilder brokers = new StringBuilder();
-        for (int b = 0; b < 3; b++)
-        {
-            final int port = freePortPair(ports);
-            ports.add(port);
-            brokers.append(b == 0 ? "" : ",").append("127.0.0.1:").append(port);
-        }
+        final String brokers = LoopbackBrokers.brokerList(3);
+        final List<Integer> ports = PartitionDistribution.parseAddresses(brokers).stream()
+            .map(InetSocketAddress::getPort).toList();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
         final SluiceMain.Launch launch = SluiceMain.launch(new String[]{
             "--sluice.data-dir=" + dataDir,
@@ -86,26 +81,5 @@ class StandaloneModeTest
                 assertThat(command.getLocalPort()).isEqualTo(port);
             }
         }
-    }
-
-    private static int freePortPair(final List<Integer> taken) throws IOException
-    {
-        for (int attempt = 0; attempt < 200; attempt++)
-        {
-            final int port = ThreadLocalRandom.current().nextInt(20_000, 60_000);
-            if (taken.stream().anyMatch(t -> Math.abs(t - port) <= 1))
-            {
-                continue;
-            }
-            try (ServerSocket first = new ServerSocket(port); ServerSocket second = new ServerSocket(port + 1))
-            {
-                return port;
-            }
-            catch (final IOException busy)
-            {
-                // try another
-            }
-        }
-        throw new IOException("no free port pair found");
     }
 }
