@@ -247,7 +247,7 @@ public final class Broker implements AutoCloseable
         }
         try
         {
-            emptyReplicaNudger.check(raftServer);
+            emptyReplicaNudger.check();
         }
         catch (final RuntimeException e)
         {

@@ -225,11 +225,11 @@ class BrokerExportingStateTest
 
         // Unknown admin kind, wrong broker, unknown partition, partition not hosted here.
         TestCluster.adminRequest(0, 1, AdminRequestKind.PAUSE_EXPORTING, 1).write(admin, 0);
-        admin.putByte(MessageHeaderEncoder.ENCODED_LENGTH + 8, (byte)77);
+        admin.putByte(MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.kindEncodingOffset(), (byte)77);
         assertError(cluster.send(0, TestCluster.bytes(admin, MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH)),
             ErrorCode.MALFORMED_REQUEST);
         TestCluster.adminRequest(0, 1, AdminRequestKind.PAUSE_EXPORTING, 1).write(admin, 0);
-        admin.putByte(MessageHeaderEncoder.ENCODED_LENGTH + 17, (byte)5);
+        admin.putByte(MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.leaderTargetedEncodingOffset(), (byte)5);
         assertThat(assertError(cluster.send(0, TestCluster.bytes(admin, MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH)),
             ErrorCode.MALFORMED_REQUEST).message()).contains("leaderTargeted is 5");
         assertError(cluster.send(0, TestCluster.adminRequest(1, 1, AdminRequestKind.PAUSE_EXPORTING, 1)),

@@ -74,12 +74,9 @@ class WipedReplicaCatchUpTest
         cluster.startBroker(wiped);
 
         // Two election timeouts at the most (2 s each) with only the survivor able to win, and it cannot.
-        final long quietUntil = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (System.nanoTime() < quietUntil)
-        {
-            assertThat(cluster.leaderOf(partitionId)).as("a leader elected with an empty log's vote").isEqualTo(-1);
-            Thread.sleep(100);
-        }
+        await("no leader elected with an empty log's vote").during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(6))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> cluster.leaderOf(partitionId) == -1);
 
         cluster.startBroker(leader);
         final int newLeader = cluster.awaitLeader(partitionId);

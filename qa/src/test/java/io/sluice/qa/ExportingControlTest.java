@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static io.sluice.qa.Exporting.STATE_TIMEOUT;
+import static io.sluice.qa.Exporting.awaitAcknowledged;
 import static io.sluice.qa.Exporting.awaitClusterState;
 import static io.sluice.qa.Exporting.until200;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -142,15 +143,7 @@ class ExportingControlTest
 
         assertThat(cluster.client().resume().status()).isEqualTo(200);
         final Map<Integer, Long> highestWritten = Records.highestPositions(whileSoftPaused);
-        Await.until("exported positions acknowledged after resume", STATE_TIMEOUT, () ->
-        {
-            final ExportingStatus status = cluster.client().exporting();
-            return highestWritten.entrySet().stream().allMatch(entry ->
-                status.leaderOf(entry.getKey())
-                    .flatMap(leader -> status.pair(leader, entry.getKey()))
-                    .map(pair -> pair.exportedPosition() >= entry.getValue())
-                    .orElse(false));
-        });
+        awaitAcknowledged(cluster, highestWritten);
     }
 
     @Test

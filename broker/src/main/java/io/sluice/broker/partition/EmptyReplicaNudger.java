@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  * {@link #RETRY_NANOS} while it stays empty. A healthy follower gets the leader's first entry within
  * milliseconds of an election, so a spurious no-op is rare and harmless.
  * <p>
- * Not thread-safe: {@link #check(RaftServer)} is called from one periodic task.
+ * Not thread-safe: {@link #check()} is called from one periodic task.
  */
 public final class EmptyReplicaNudger implements AutoCloseable
 {
@@ -63,7 +63,7 @@ public final class EmptyReplicaNudger implements AutoCloseable
     }
 
     /** Asks the leader for a no-op entry on behalf of every replica that has stayed empty too long. */
-    public void check(final RaftServer server)
+    public void check()
     {
         if (closed)
         {
@@ -72,12 +72,8 @@ public final class EmptyReplicaNudger implements AutoCloseable
         final long now = System.nanoTime();
         for (final Replica replica : replicas)
         {
-            final RaftServer.Division division;
-            try
-            {
-                division = server.getDivision(replica.partition.group().getGroupId());
-            }
-            catch (final IOException e)
+            final RaftServer.Division division = replica.partition.division();
+            if (division == null)
             {
                 continue;
             }

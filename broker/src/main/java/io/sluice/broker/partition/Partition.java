@@ -207,7 +207,7 @@ public final class Partition implements PartitionListener, AutoCloseable
      * The group's division on this broker, looked up once: the exporter checks leadership on every run, and
      * Ratis's lookup goes through a future per call. Null until the server has the group.
      */
-    private RaftServer.Division division()
+    RaftServer.Division division()
     {
         final RaftServer.Division cached = cachedDivision;
         if (cached != null)
@@ -359,21 +359,20 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.failedFuture(unavailable("not started"));
         }
+        final Message entry = exportingStateEntry(state, version);
         if (division.getInfo().isLeader())
         {
-            return commitExportingState(submitLocal(exportingStateEntry(state, version))
-                .thenCompose((reply) -> reply.isSuccess() ?
-                    CompletableFuture.completedFuture(reply) : submitThroughClient(exportingStateEntry(state, version))));
+            return commitExportingState(submitLocal(entry)
+                .thenCompose((reply) -> reply.isSuccess() ? CompletableFuture.completedFuture(reply) : submitThroughClient(entry)));
         }
         if (!leaderTargeted)
         {
-            return commitExportingState(submitThroughClient(exportingStateEntry(state, version)));
+            return commitExportingState(submitThroughClient(entry));
         }
         // Follower: the leader's own request usually commits this version within a round trip; answer from the
         // applied state then, and forward the entry only when it does not show up (the sender's leader was stale).
         return stateMachine.awaitExportingStateVersion(version, FOLLOWER_WAIT_MS).thenCompose((applied) -> applied ?
-            CompletableFuture.completedFuture(null) :
-            commitExportingState(submitThroughClient(exportingStateEntry(state, version))));
+            CompletableFuture.completedFuture(null) : commitExportingState(submitThroughClient(entry)));
     }
 
     /** Waits until this replica applied the committed entry, at most the admin timeout. */

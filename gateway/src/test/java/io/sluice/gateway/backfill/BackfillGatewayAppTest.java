@@ -1,6 +1,7 @@
 package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.GatewayApplication;
+import io.sluice.gateway.LoopbackBrokers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,6 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,14 +37,8 @@ class BackfillGatewayAppTest
     @BeforeAll
     static void startGateway() throws IOException
     {
-        final StringBuilder brokers = new StringBuilder();
-        for (int b = 0; b < 3; b++)
-        {
-            try (ServerSocket unused = new ServerSocket(0))
-            {
-                brokers.append(b == 0 ? "" : ",").append("127.0.0.1:").append(unused.getLocalPort());
-            }
-        }
+        // Free ports with nothing listening: no broker runs while the test does.
+        final String brokers = LoopbackBrokers.brokerList(3);
         gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
             "--server.port=0",
             "--management.server.port=0",

@@ -211,9 +211,9 @@ public final class PauseFanoutBenchmark
                 final long[] oneNs = new long[count];
                 for (int i = 0; i < count; i++)
                 {
-                    final List<PartitionReplica> targets = wholePartitions(distribution, size);
                     final PartitionReplica one = replicas.get(ThreadLocalRandom.current().nextInt(pairs));
-                    final Optional<List<PartitionReplica>> sized = size == pairs ? Optional.empty() : Optional.of(targets);
+                    final Optional<List<PartitionReplica>> sized =
+                        size == pairs ? Optional.empty() : Optional.of(wholePartitions(distribution, size));
                     // Alternate which goes first, so neither always follows the heavier operation.
                     if (i % 2 == 0)
                     {

@@ -1,5 +1,6 @@
 package io.sluice.qa.bench;
 
+import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
@@ -35,7 +36,6 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -154,7 +154,7 @@ public final class WritesBenchmark
     private static Side project(final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch)
         throws Exception
     {
-        final PartitionDistribution distribution = new PartitionDistribution(freeAddresses(3), 1, 3);
+        final PartitionDistribution distribution = new PartitionDistribution(PartitionDistribution.parseAddresses(PortAllocator.loopbackBrokerList(3)), 1, 3);
         final Map<String, ExporterConfig> exporters = Map.of(FileExporter.TYPE,
             new ExporterConfig(FileExporter.TYPE, FileExporter.TYPE, Map.of()));
         final List<Broker> brokers = new ArrayList<>();
@@ -257,7 +257,7 @@ public final class WritesBenchmark
     private static Side bare(final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch)
         throws Exception
     {
-        final List<InetSocketAddress> addresses = freeAddresses(3);
+        final List<InetSocketAddress> addresses = PartitionDistribution.parseAddresses(PortAllocator.loopbackBrokerList(3));
         final PartitionDistribution distribution = new PartitionDistribution(addresses, 1, 3);
         final RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes("bare".getBytes()));
         final List<RaftPeer> peers = new ArrayList<>();
@@ -392,33 +392,6 @@ public final class WritesBenchmark
         final long counted = committed.get();
         run.log("%s: %d records committed in %.1f s", phase, counted, elapsed);
         return new double[] {counted, elapsed};
-    }
-
-    private static List<InetSocketAddress> freeAddresses(final int count) throws IOException
-    {
-        final List<InetSocketAddress> addresses = new ArrayList<>();
-        while (addresses.size() < count)
-        {
-            final int port;
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                port = socket.getLocalPort();
-            }
-            boolean nextFree;
-            try (ServerSocket socket = new ServerSocket(port + 1))
-            {
-                nextFree = true;
-            }
-            catch (final IOException e)
-            {
-                nextFree = false;
-            }
-            if (nextFree && addresses.stream().noneMatch((a) -> Math.abs(a.getPort() - port) <= 1))
-            {
-                addresses.add(InetSocketAddress.createUnresolved("127.0.0.1", port));
-            }
-        }
-        return addresses;
     }
 
 }

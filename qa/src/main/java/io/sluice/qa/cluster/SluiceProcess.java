@@ -238,15 +238,24 @@ public final class SluiceProcess
 
     private static boolean isStopped(final Path stat)
     {
+        // T is "stopped by a signal"
+        return processState(stat) == 'T';
+    }
+
+    /**
+     * The state letter of {@code /proc/<pid>/stat} ("pid (comm) S ..."; it follows the last closing parenthesis,
+     * as comm may hold one), or '?' when the file cannot be read.
+     */
+    static char processState(final Path stat)
+    {
         try
         {
-            // "pid (comm) S ...": the state letter follows the last closing parenthesis; T is stopped by a signal
             final String line = Files.readString(stat);
-            return line.charAt(line.lastIndexOf(')') + 2) == 'T';
+            return line.charAt(line.lastIndexOf(')') + 2);
         }
         catch (final IOException ex)
         {
-            return false;
+            return '?';
         }
     }
 

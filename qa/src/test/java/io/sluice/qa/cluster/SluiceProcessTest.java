@@ -68,10 +68,8 @@ class SluiceProcessTest
         assertThat(orphan.awaitExit(Duration.ofSeconds(10))).isTrue();
     }
 
-    private static char processState(final long pid) throws Exception
+    private static char processState(final long pid)
     {
-        // /proc/<pid>/stat: "pid (comm) S ..."; the state letter follows the closing parenthesis
-        final String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-        return stat.charAt(stat.lastIndexOf(')') + 2);
+        return SluiceProcess.processState(Path.of("/proc", Long.toString(pid), "stat"));
     }
 }
