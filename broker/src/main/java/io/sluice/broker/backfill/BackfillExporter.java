@@ -7,10 +7,13 @@ package io.sluice.broker.backfill;
 public interface BackfillExporter extends BackfillRecordConsumer, AutoCloseable
 {
     /**
-     * Pushes what the exporter buffers towards its sink and returns the highest position up to which every
+     * Lets the exporter send what is due to its sink (called under the export gate) and returns the highest position up to which every
      * record is durably exported (acknowledged by the exporter); a checkpoint never goes past it.
      */
     long flush() throws Exception;
+
+    /** The highest position acknowledged so far, without touching the sink. */
+    long acknowledged();
 
     @Override
     void close() throws Exception;

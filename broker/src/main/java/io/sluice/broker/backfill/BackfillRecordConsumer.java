@@ -1,6 +1,6 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.broker.exporter.CommittedRecord;
+import io.sluice.exporter.spi.CommittedRecord;
 
 /** Receives committed records in position order. The record is a view valid only during the call. */
 @FunctionalInterface

@@ -1,6 +1,6 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.broker.exporter.CommittedRecord;
+import io.sluice.exporter.spi.CommittedRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +27,8 @@ public final class BackfillTaskRunner implements Runnable
 {
     private static final Logger LOG = LoggerFactory.getLogger(BackfillTaskRunner.class);
     private static final long WAIT_SLICE_MS = 50;
+    /** Bounds the wait for a buffering exporter's last bulk, far above any sensible maximum bulk delay. */
+    private static final long FINAL_FLUSH_TIMEOUT_MS = 60_000;
 
     private final int partitionId;
     private final BackfillTask.TaskKey key;
@@ -235,7 +237,7 @@ public final class BackfillTaskRunner implements Runnable
                 if (due && exportedPosition < toPosition && pendingCheckpoint.isDone() && !gate.withholdsCheckpoints())
                 {
                     await(pendingCheckpoint); // surface a failed earlier checkpoint
-                    final long acknowledged = Math.min(exportedPosition, exporter.flush());
+                    final long acknowledged = Math.min(exportedPosition, flushUnlessPaused(exporter));
                     lastCheckpointAtMs = nowMs;
                     if (acknowledged > checkpointedPosition)
                     {
@@ -250,11 +252,23 @@ public final class BackfillTaskRunner implements Runnable
                 awaitQuietly(pendingCheckpoint); // settle before reporting done (fails fast on a lost leadership)
                 return;
             }
-            final long acknowledged = exporter.flush();
-            if (acknowledged < toPosition)
+            // A buffering exporter sends its last bulk once it is due (at most its maximum delay): flush until then.
+            final long flushDeadlineMs = clock.millis() + FINAL_FLUSH_TIMEOUT_MS;
+            long acknowledged = flushUnlessPaused(exporter);
+            while (acknowledged < toPosition && !stopped)
             {
-                throw new IllegalStateException("exporter " + task.exporterId() + " acknowledged only up to " +
-                    acknowledged + " of " + toPosition + " after a flush");
+                if (clock.millis() > flushDeadlineMs)
+                {
+                    throw new IllegalStateException("exporter " + task.exporterId() + " acknowledged only up to " +
+                        acknowledged + " of " + toPosition + " within " + FINAL_FLUSH_TIMEOUT_MS + " ms of flushing");
+                }
+                sleepUnlessStopped(WAIT_SLICE_MS);
+                acknowledged = flushUnlessPaused(exporter);
+            }
+            if (stopped)
+            {
+                awaitQuietly(pendingCheckpoint);
+                return;
             }
             await(pendingCheckpoint);
             while (gate.withholdsCheckpoints())
@@ -271,6 +285,23 @@ public final class BackfillTaskRunner implements Runnable
         finally
         {
             this.exporter = null;
+        }
+    }
+
+    /** Flushes under the export gate, as every send to a sink happens; paused, it only reads the acknowledged position. */
+    private long flushUnlessPaused(final BackfillExporter exporter) throws Exception
+    {
+        if (!gate.tryEnter())
+        {
+            return exporter.acknowledged();
+        }
+        try
+        {
+            return exporter.flush();
+        }
+        finally
+        {
+            gate.exit();
         }
     }
 

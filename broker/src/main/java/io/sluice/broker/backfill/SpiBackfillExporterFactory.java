@@ -1,10 +1,10 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.broker.exporter.CommittedRecord;
-import io.sluice.broker.exporter.Exporter;
+import io.sluice.exporter.spi.CommittedRecord;
+import io.sluice.exporter.spi.Exporter;
 import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.broker.exporter.ExporterContext;
-import io.sluice.broker.exporter.ExporterController;
+import io.sluice.exporter.spi.ExporterContext;
+import io.sluice.exporter.spi.ExporterController;
 import io.sluice.broker.exporter.ExporterRegistry;
 
 import java.nio.file.Path;
@@ -54,7 +54,14 @@ public final class SpiBackfillExporterFactory implements BackfillExporterFactory
                 exporter.export(record);
             }
 
-            public long flush()
+            public long flush() throws Exception
+            {
+                exporter.flush();
+                return acknowledged.get();
+            }
+
+            @Override
+            public long acknowledged()
             {
                 return acknowledged.get();
             }

@@ -1,5 +1,7 @@
 package io.sluice.broker.exporter;
 
+import io.sluice.exporter.spi.CommittedRecord;
+
 import org.agrona.DirectBuffer;
 
 /**

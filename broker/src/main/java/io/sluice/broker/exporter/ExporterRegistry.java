@@ -1,5 +1,6 @@
 package io.sluice.broker.exporter;
 
+import io.sluice.exporter.spi.Exporter;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 
 import java.util.Map;

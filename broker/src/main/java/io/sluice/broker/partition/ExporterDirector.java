@@ -1,11 +1,11 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.exporter.CommittedRecordView;
-import io.sluice.broker.exporter.Exporter;
 import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.broker.exporter.ExporterContext;
-import io.sluice.broker.exporter.ExporterController;
 import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.exporter.spi.Exporter;
+import io.sluice.exporter.spi.ExporterContext;
+import io.sluice.exporter.spi.ExporterController;
 import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -64,8 +65,9 @@ public final class ExporterDirector
     private final long ackIntervalMs;
     private final java.util.function.LongSupplier leaderTerm;
 
-    private final List<Container> containers = new ArrayList<>();
-    private final Batch batch = new Batch();
+    /** Copy-on-write so status reads never wait for a running export. */
+    private final List<Container> containers = new CopyOnWriteArrayList<>();
+    private final Batch batch;
     private ScheduledFuture<?> task;
     private final AtomicBoolean wakeUpPending = new AtomicBoolean();
     private volatile boolean active;
@@ -95,6 +97,7 @@ public final class ExporterDirector
         this.scheduler = scheduler;
         this.positionsSubmitter = positionsSubmitter;
         this.ackIntervalMs = ackIntervalMs;
+        this.batch = new Batch(); // after partitionId: its record view carries it
     }
 
     /** Starts exporting for a leadership term; a no-op if already running for it. */
@@ -147,6 +150,18 @@ public final class ExporterDirector
     public boolean isActive()
     {
         return active;
+    }
+
+    /** What each exporter of this term has done so far; empty when the director is not running. Any thread. */
+    public List<ExporterStatus> exporterStatuses()
+    {
+        final List<ExporterStatus> statuses = new ArrayList<>();
+        for (final Container container : containers)
+        {
+            statuses.add(new ExporterStatus(container.config.id(), container.config.type(),
+                container.acknowledged.get(), container.retrying, container.lastError, container.totalFailures));
+        }
+        return statuses;
     }
 
     private void stopLocked()
@@ -251,6 +266,11 @@ public final class ExporterDirector
         private long retryAtMs;
         private long backoffMs = MIN_BACKOFF_MS;
         private int failures;
+        private boolean flushPending;
+        private volatile long totalFailures;
+        /** Read by status requests on other threads. */
+        private volatile boolean retrying;
+        private volatile String lastError;
 
         Container(final ExporterConfig config)
         {
@@ -282,18 +302,27 @@ public final class ExporterDirector
                     exporter.open(this);
                     opened = true;
                 }
-                exportAvailable();
+                if (!flushPending)
+                {
+                    exportAvailable();
+                }
+                flush();
                 if (failures > 0)
                 {
                     LOG.info("partition {} on broker {}: exporter {} recovered after {} failures",
                         partitionId, brokerId, config.id(), failures);
                 }
                 failures = 0;
+                retrying = false;
+                lastError = null;
                 backoffMs = MIN_BACKOFF_MS;
             }
             catch (final Exception e)
             {
                 failures++;
+                totalFailures++;
+                lastError = String.valueOf(e.getMessage() == null ? e : e.getMessage());
+                retrying = true;
                 retryAtMs = nowMs + backoffMs;
                 if (failures == 1 || failures % 20 == 0)
                 {
@@ -301,6 +330,29 @@ public final class ExporterDirector
                         partitionId, brokerId, config.id(), nextPosition, failures, backoffMs, e);
                 }
                 backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+            }
+        }
+
+        /**
+         * Lets a buffering exporter send what is due, under the export gate like every export, so nothing reaches
+         * the sink once a pause is applied; a failed flush is retried before any further record is handed over.
+         */
+        private void flush() throws Exception
+        {
+            stateMachine.exportGate().lock();
+            try
+            {
+                if (!active || stateMachine.exportingState() == ExportingState.PAUSED)
+                {
+                    return;
+                }
+                flushPending = true;
+                exporter.flush();
+                flushPending = false;
+            }
+            finally
+            {
+                stateMachine.exportGate().unlock();
             }
         }
 

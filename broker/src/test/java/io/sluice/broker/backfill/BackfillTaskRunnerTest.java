@@ -1,6 +1,6 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.broker.exporter.CommittedRecord;
+import io.sluice.exporter.spi.CommittedRecord;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.exporter.FileExporter;
@@ -294,6 +294,11 @@ class BackfillTaskRunnerTest
                 return real.flush();
             }
 
+            public long acknowledged()
+            {
+                return real.acknowledged();
+            }
+
             public void close() throws Exception
             {
                 real.close();
@@ -321,6 +326,11 @@ class BackfillTaskRunnerTest
                 public long flush() throws Exception
                 {
                     return real.flush();
+                }
+
+                public long acknowledged()
+                {
+                    return real.acknowledged();
                 }
 
                 public void close() throws Exception

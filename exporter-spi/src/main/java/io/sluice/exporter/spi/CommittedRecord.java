@@ -1,4 +1,4 @@
-package io.sluice.broker.exporter;
+package io.sluice.exporter.spi;
 
 import org.agrona.DirectBuffer;
 

@@ -1,4 +1,4 @@
-package io.sluice.broker.exporter;
+package io.sluice.exporter.spi;
 
 /** Handed to an exporter on open. Thread-safe. */
 public interface ExporterController
