@@ -257,7 +257,7 @@ class BackupCronJobAgainstClusterTest
             }
         }
 
-        /** A ConfigMap volume as the kubelet makes it: one file a key, with the volume's defaultMode. */
+        /** A ConfigMap volume as the kubelet makes it (one file a key, with the volume's defaultMode), or an empty emptyDir. */
         private Path mountVolume(final VolumeMount mount) throws IOException
         {
             if (mount.getSubPath() != null || mount.getSubPathExpr() != null)
@@ -268,6 +268,11 @@ class BackupCronJobAgainstClusterTest
             final Volume volume = backupPod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName()))
                 .findFirst().orElseThrow(() -> new AssertionError("the backup pod mounts volume " + mount.getName()
                     + ", which it does not have"));
+            if (volume.getEmptyDir() != null)
+            {
+                // e.g. the tools volume the init container copies kubectl into; the kubectl stand-in is on PATH instead
+                return Files.createDirectories(folder.resolve("volumes").resolve(volume.getName()));
+            }
             if (volume.getConfigMap() == null || volume.getConfigMap().getItems() != null
                 && !volume.getConfigMap().getItems().isEmpty())
             {
