@@ -336,20 +336,41 @@ public final class Broker implements AutoCloseable
     @Override
     public void close()
     {
+        stop(true);
+    }
+
+    /**
+     * Stops at once without handing any leadership over, as a crash would leave the cluster: the partitions led
+     * here wait an election timeout for a new leader. For failover tests.
+     */
+    public void halt()
+    {
+        stop(false);
+    }
+
+    private void stop(final boolean handOver)
+    {
         if (closed)
         {
             return;
         }
         closed = true;
-        LOG.info("broker {} stopping: handing over the leadership of partitions {} (bound {} ms)", config.nodeId(),
-            balancer.ledPartitions(), config.shutdownTimeout().toMillis());
-        try
+        if (handOver)
         {
-            balancer.handOverLeadership(config.shutdownTimeout());
+            LOG.info("broker {} stopping: handing over the leadership of partitions {} (bound {} ms)", config.nodeId(),
+                balancer.ledPartitions(), config.shutdownTimeout().toMillis());
+            try
+            {
+                balancer.handOverLeadership(config.shutdownTimeout());
+            }
+            catch (final RuntimeException e)
+            {
+                LOG.warn("broker {}: controlled shutdown failed, stopping anyway", config.nodeId(), e);
+            }
         }
-        catch (final RuntimeException e)
+        else
         {
-            LOG.warn("broker {}: controlled shutdown failed, stopping anyway", config.nodeId(), e);
+            LOG.info("broker {} halting without handing over its leaderships", config.nodeId());
         }
         transport.close();
         emptyReplicaNudger.close();
