@@ -62,6 +62,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Broker implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+    /** How often a broker looks for leaderships to give back to their preferred brokers. */
+    static final long AUTO_REBALANCE_INTERVAL_MS = 1_000;
+    /** How long a preferred replica must stay in sync before its leadership goes back to it (see {@link PreferredLeaderWatch}). */
+    static final java.time.Duration AUTO_REBALANCE_STABLE = java.time.Duration.ofSeconds(3);
 
     private final BrokerConfig config;
     private final Map<Integer, Partition> partitions;
@@ -70,6 +74,7 @@ public final class Broker implements AutoCloseable
     private final RaftServer raftServer;
     private final TransportServer transport;
     private final EmptyReplicaNudger emptyReplicaNudger;
+    private final LeaderBalancer balancer;
     private volatile boolean closed;
 
     private Broker(
@@ -81,6 +86,8 @@ public final class Broker implements AutoCloseable
         final TransportServer transport,
         final EmptyReplicaNudger emptyReplicaNudger)
     {
+        this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
+            System::nanoTime);
         this.config = config;
         this.partitions = partitions;
         this.scheduler = scheduler;
@@ -128,7 +135,8 @@ public final class Broker implements AutoCloseable
             final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
             final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
                 config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
-                config.adminTimeout(), clientProperties, BackfillRunnerConfig.defaults());
+                config.adminTimeout(), clientProperties, BackfillRunnerConfig.defaults(),
+                distribution.replicasOf(partitionId).get(0));
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
         }
@@ -181,6 +189,11 @@ public final class Broker implements AutoCloseable
             final Broker broker = new Broker(config, partitions, scheduler, adminExecutor, raftServer, transport,
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties));
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
+            if (config.autoRebalance())
+            {
+                scheduler.scheduleWithFixedDelay(broker::autoRebalance, AUTO_REBALANCE_INTERVAL_MS,
+                    AUTO_REBALANCE_INTERVAL_MS, TimeUnit.MILLISECONDS);
+            }
             LOG.info("broker {} started: command API on {}, Raft on {} ({}), partitions {}, data in {}",
                 nodeId, transport.localAddress(), raftAddress, config.raftTransport(), partitions.keySet(),
                 config.brokerDir());
@@ -255,6 +268,28 @@ public final class Broker implements AutoCloseable
         }
     }
 
+    private void autoRebalance()
+    {
+        if (closed)
+        {
+            return;
+        }
+        try
+        {
+            balancer.autoRebalance();
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.warn("broker {}: leader balance round failed", config.nodeId(), e);
+        }
+    }
+
+    /** Partition ids this broker leads now, ascending. */
+    public List<Integer> ledPartitions()
+    {
+        return balancer.ledPartitions();
+    }
+
     public int nodeId()
     {
         return config.nodeId();
@@ -293,15 +328,50 @@ public final class Broker implements AutoCloseable
         return raftServer;
     }
 
+    /**
+     * Controlled shutdown: hands every leadership held here to an in-sync replica (bounded by
+     * {@link BrokerConfig#shutdownTimeout()}), then stops serving and closes. Clients see one short leader change
+     * per partition instead of waiting out an election timeout.
+     */
     @Override
     public void close()
+    {
+        stop(true);
+    }
+
+    /**
+     * Stops at once without handing any leadership over, as a crash would leave the cluster: the partitions led
+     * here wait an election timeout for a new leader. For failover tests.
+     */
+    public void halt()
+    {
+        stop(false);
+    }
+
+    private void stop(final boolean handOver)
     {
         if (closed)
         {
             return;
         }
         closed = true;
-        LOG.info("broker {} stopping", config.nodeId());
+        if (handOver)
+        {
+            LOG.info("broker {} stopping: handing over the leadership of partitions {} (bound {} ms)", config.nodeId(),
+                balancer.ledPartitions(), config.shutdownTimeout().toMillis());
+            try
+            {
+                balancer.handOverLeadership(config.shutdownTimeout());
+            }
+            catch (final RuntimeException e)
+            {
+                LOG.warn("broker {}: controlled shutdown failed, stopping anyway", config.nodeId(), e);
+            }
+        }
+        else
+        {
+            LOG.info("broker {} halting without handing over its leaderships", config.nodeId());
+        }
         transport.close();
         emptyReplicaNudger.close();
         partitions.values().forEach(Partition::close);

@@ -23,6 +23,9 @@ import java.util.Objects;
  * @param exporterAckInterval       how often acknowledged exporter positions are replicated (one entry).
  * @param adminTimeout              bound on committing an exporting state change before answering TIMEOUT.
  * @param exporterThreads           threads running this broker's exporter directors.
+ * @param autoRebalance             whether leaderships go back to their preferred brokers by themselves
+ *                                  ({@code sluice.cluster.auto-rebalance}).
+ * @param shutdownTimeout           bound on handing this broker's leaderships over when it stops (controlled shutdown).
  */
 public record BrokerConfig(
     int nodeId,
@@ -36,13 +39,21 @@ public record BrokerConfig(
     long segmentSizeBytes,
     Duration exporterAckInterval,
     Duration adminTimeout,
-    int exporterThreads)
+    int exporterThreads,
+    boolean autoRebalance,
+    Duration shutdownTimeout)
 {
     public enum RaftTransport
     {
         GRPC,
         NETTY
     }
+
+    /**
+     * Controlled shutdown bound: a transfer takes well under a second, and a broker that cannot hand a leadership
+     * over (no follower in sync) gives that partition up at once, so this only caps slow catch-ups.
+     */
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
     public BrokerConfig
     {
@@ -54,6 +65,10 @@ public record BrokerConfig(
         {
             throw new IllegalArgumentException("electionTimeoutMax " + electionTimeoutMax +
                 " must exceed electionTimeoutMin " + electionTimeoutMin);
+        }
+        if (shutdownTimeout == null || shutdownTimeout.isNegative())
+        {
+            throw new IllegalArgumentException("shutdownTimeout must not be negative, was " + shutdownTimeout);
         }
         if (snapshotThresholdEntries < 1 || segmentSizeBytes < 1024 || exporterThreads < 1)
         {
@@ -70,7 +85,7 @@ public record BrokerConfig(
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, RaftTransport.GRPC,
             Duration.ofMillis(1000), Duration.ofMillis(2000), 20_000, 64L * 1024 * 1024,
-            Duration.ofMillis(100), Duration.ofSeconds(10), 1);
+            Duration.ofMillis(100), Duration.ofSeconds(10), 1, true, DEFAULT_SHUTDOWN_TIMEOUT);
     }
 
     /** This broker's own data: {@code <dataDir>/broker-<nodeId>}. */
@@ -83,32 +98,48 @@ public record BrokerConfig(
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, transport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads);
+            exporterThreads, autoRebalance, shutdownTimeout);
     }
 
     public BrokerConfig withElectionTimeout(final Duration min, final Duration max)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, min, max,
-            snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout, exporterThreads);
+            snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout, exporterThreads,
+            autoRebalance, shutdownTimeout);
     }
 
     public BrokerConfig withSnapshots(final long thresholdEntries, final long segmentBytes)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
-            electionTimeoutMax, thresholdEntries, segmentBytes, exporterAckInterval, adminTimeout, exporterThreads);
+            electionTimeoutMax, thresholdEntries, segmentBytes, exporterAckInterval, adminTimeout, exporterThreads,
+            autoRebalance, shutdownTimeout);
     }
 
     public BrokerConfig withExporters(final Map<String, ExporterConfig> configured)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, configured, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads);
+            exporterThreads, autoRebalance, shutdownTimeout);
     }
 
     public BrokerConfig withAdminTimeout(final Duration timeout)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, timeout,
-            exporterThreads);
+            exporterThreads, autoRebalance, shutdownTimeout);
+    }
+
+    public BrokerConfig withAutoRebalance(final boolean enabled)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
+            exporterThreads, enabled, shutdownTimeout);
+    }
+
+    public BrokerConfig withShutdownTimeout(final Duration timeout)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
+            exporterThreads, autoRebalance, timeout);
     }
 }

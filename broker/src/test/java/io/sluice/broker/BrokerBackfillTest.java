@@ -109,7 +109,7 @@ class BrokerBackfillTest
         assertThat(tasks(cluster.send(oldLeader, backfillRequest("bf-2", 3)))).hasSize(3);
 
         setExporting(AdminRequestKind.RESUME_EXPORTING, 2);
-        cluster.stopBroker(oldLeader); // mid-backfill or before it started: either way the new leader finishes
+        cluster.crashBroker(oldLeader); // mid-backfill or before it started: either way the new leader finishes
         final int newLeader = cluster.awaitLeader(PARTITION);
         assertThat(newLeader).isNotEqualTo(oldLeader);
         await("backfill bf-2 succeeded on the new leader").atMost(Duration.ofSeconds(90))

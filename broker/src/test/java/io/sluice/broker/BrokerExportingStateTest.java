@@ -59,7 +59,7 @@ class BrokerExportingStateTest
         assertThat(cluster.exported(partitionId)).hasSize(linesAtPause);
 
         final int oldLeader = cluster.awaitLeader(partitionId);
-        cluster.stopBroker(oldLeader);
+        cluster.crashBroker(oldLeader);
         cluster.appendRecords(partitionId, 10, 5, "new-leader");
         final int newLeader = awaitRaftLeader(partitionId);
         assertThat(newLeader).isNotEqualTo(oldLeader);

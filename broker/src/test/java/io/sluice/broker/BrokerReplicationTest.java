@@ -40,7 +40,7 @@ class BrokerReplicationTest
         cluster.awaitLeader(partitionId);
 
         final int leaderBeforeKill = cluster.awaitLeader(partitionId);
-        cluster.stopBroker(leaderBeforeKill);
+        cluster.crashBroker(leaderBeforeKill);
         positions.addAll(cluster.appendRecords(partitionId, 50, 10, "kill"));
         final int newLeader = cluster.awaitLeader(partitionId);
         assertThat(newLeader).isNotEqualTo(leaderBeforeKill);

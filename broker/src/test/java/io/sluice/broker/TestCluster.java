@@ -108,6 +108,16 @@ final class TestCluster implements AutoCloseable
         }
     }
 
+    /** Stops the broker without handing its leaderships over, as a crash would (see {@link Broker#halt()}). */
+    void crashBroker(final int nodeId)
+    {
+        if (brokers[nodeId] != null)
+        {
+            brokers[nodeId].halt();
+            brokers[nodeId] = null;
+        }
+    }
+
     void stopAll()
     {
         for (int i = 0; i < brokers.length; i++)

@@ -58,11 +58,12 @@ final class PartitionsCommand implements Callable<Integer>
         console.out().println("cluster: " + view.path("clusterSize").asString("?") + " brokers, "
             + view.path("partitionCount").asString("?") + " partitions, replication factor "
             + view.path("replicationFactor").asString("?"));
-        final Table brokers = new Table("BROKER", "ADDRESS", "REACHABLE", "REASON");
+        final Table brokers = new Table("BROKER", "ADDRESS", "REACHABLE", "LEADS", "PREFERRED FOR", "REASON");
         for (final JsonNode broker : view.path("brokers"))
         {
             brokers.row(broker.path("brokerId").asString(), broker.path("address").asString(""),
-                broker.path("reachable").asBoolean(false) ? "yes" : "no", text(broker.path("reason")));
+                broker.path("reachable").asBoolean(false) ? "yes" : "no", ids(broker.path("leaderOf")),
+                ids(broker.path("preferredLeaderOf")), text(broker.path("reason")));
         }
         brokers.print(console.out());
         console.out().println();
@@ -97,6 +98,18 @@ final class PartitionsCommand implements Callable<Integer>
             table.row(columns.stream().map(column -> row.getOrDefault(column, "")).toArray());
         }
         table.print(console.out());
+    }
+
+    /** A list of partition ids as "1,4 (2)"; "-" for none or when the gateway did not send it. */
+    private static String ids(final JsonNode list)
+    {
+        if (!list.isArray() || list.isEmpty())
+        {
+            return "-";
+        }
+        final List<String> ids = new ArrayList<>();
+        list.forEach(id -> ids.add(id.asString()));
+        return String.join(",", ids) + " (" + ids.size() + ")";
     }
 
     private static String text(final JsonNode value)

@@ -14,7 +14,8 @@ import java.io.UncheckedIOException;
 
 /**
  * {@code sluice.jar broker}: one broker in a non-web Spring context, so every setting is a Spring property.
- * The broker closes with the context (on SIGTERM through Spring's shutdown hook).
+ * The broker closes with the context (on SIGTERM through Spring's shutdown hook), handing its leaderships over
+ * first (controlled shutdown, bounded by {@link BrokerConfig#DEFAULT_SHUTDOWN_TIMEOUT}).
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties({ClusterProperties.class, SluiceProperties.class})
@@ -27,7 +28,8 @@ public class BrokerMode
     }
 
     @Bean(destroyMethod = "close")
-    public Broker broker(final PartitionDistribution distribution, final SluiceProperties sluice)
+    public Broker broker(final PartitionDistribution distribution, final ClusterProperties cluster,
+        final SluiceProperties sluice)
     {
         final Integer nodeId = sluice.getBroker().getNodeId();
         if (nodeId == null)
@@ -38,7 +40,8 @@ public class BrokerMode
         distribution.checkNodeId(nodeId);
         try
         {
-            return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs()));
+            return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs())
+                .withAutoRebalance(cluster.isAutoRebalance()));
         }
         catch (final IOException e)
         {

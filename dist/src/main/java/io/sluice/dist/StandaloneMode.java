@@ -3,6 +3,7 @@ package io.sluice.dist;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.gateway.config.ClusterProperties;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +20,8 @@ import java.util.concurrent.CompletionException;
 /**
  * {@code sluice.jar standalone}: every broker of the distribution in this JVM, next to the gateway (which
  * brings the {@link PartitionDistribution} bean). Brokers start in parallel so their partitions' first
- * elections overlap, and close in reverse order with the context.
+ * elections overlap, and close in reverse order with the context, each handing its leaderships to the brokers
+ * still running first (controlled shutdown; the last one has nobody to hand over to and stops at once).
  */
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(SluiceProperties.class)
@@ -28,14 +30,16 @@ public class StandaloneMode
     private static final Logger LOG = LoggerFactory.getLogger(StandaloneMode.class);
 
     @Bean(destroyMethod = "close")
-    public EmbeddedBrokers embeddedBrokers(final PartitionDistribution distribution, final SluiceProperties sluice)
+    public EmbeddedBrokers embeddedBrokers(
+        final PartitionDistribution distribution, final ClusterProperties cluster, final SluiceProperties sluice)
     {
         final Map<String, ExporterConfig> exporters = sluice.exporterConfigs();
         final EmbeddedBrokers brokers = new EmbeddedBrokers();
         final List<CompletableFuture<Broker>> starting = new ArrayList<>();
         for (int nodeId = 0; nodeId < distribution.brokerCount(); nodeId++)
         {
-            final BrokerConfig config = BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), exporters);
+            final BrokerConfig config = BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), exporters)
+                .withAutoRebalance(cluster.isAutoRebalance());
             final CompletableFuture<Broker> start = new CompletableFuture<>();
             final Thread starter = new Thread(() ->
             {

@@ -13,6 +13,7 @@ import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
 import io.sluice.protocol.message.ErrorResponseWriter;
 import io.sluice.protocol.message.SbeMessages;
@@ -24,6 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +42,8 @@ import java.util.concurrent.RejectedExecutionException;
 public final class CommandApi implements RequestHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(CommandApi.class);
+    /** A rebalance blocks the partition's writes while the transfer runs: a caller may not ask for more than this. */
+    static final long MAX_REBALANCE_TIMEOUT_MS = 60_000;
 
     private final int brokerId;
     private final PartitionDistribution distribution;
@@ -98,6 +102,8 @@ public final class CommandApi implements RequestHandler
                 case CancelBackfillRequestDecoder.TEMPLATE_ID ->
                     onBackfill(d.cancelBackfill.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
                         buffer, offset, length, response);
+                case RebalanceRequestDecoder.TEMPLATE_ID ->
+                    onRebalance(d.rebalance.wrap(d.view, bodyOffset, blockLength, version), response);
                 default -> malformed(response, 0, "broker " + brokerId + ": not a request: " +
                     SbeMessages.describe(buffer, offset, length));
             }
@@ -271,6 +277,36 @@ public final class CommandApi implements RequestHandler
         });
     }
 
+    /** Served by the partition's leader; a follower names the leader it knows, as for appends. */
+    private void onRebalance(final RebalanceRequestDecoder request, final ResponseChannel response)
+    {
+        final int partitionId = request.partitionId();
+        final long timeoutMs = request.timeoutMs();
+        if (timeoutMs < 1 || timeoutMs > MAX_REBALANCE_TIMEOUT_MS)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " on broker " + brokerId + ": rebalance timeout must be 1.." +
+                MAX_REBALANCE_TIMEOUT_MS + " ms, was " + timeoutMs));
+            return;
+        }
+        final Partition partition = partitionOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+        partition.rebalance(Duration.ofMillis(timeoutMs)).whenComplete((outcome, error) ->
+        {
+            if (error != null)
+            {
+                respondError(response, partitionId, error);
+            }
+            else
+            {
+                response.respond(ResponseWriters.rebalance(outcome));
+            }
+        });
+    }
+
     private void onTopology(final TopologyRequestDecoder request, final ResponseChannel response)
     {
         final int requestBroker = request.brokerId();
@@ -343,5 +379,6 @@ public final class CommandApi implements RequestHandler
         final BackfillRequestDecoder backfill = new BackfillRequestDecoder();
         final BackfillStatusRequestDecoder backfillStatus = new BackfillStatusRequestDecoder();
         final CancelBackfillRequestDecoder cancelBackfill = new CancelBackfillRequestDecoder();
+        final RebalanceRequestDecoder rebalance = new RebalanceRequestDecoder();
     }
 }

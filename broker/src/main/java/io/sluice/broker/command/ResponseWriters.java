@@ -1,9 +1,11 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.partition.Partition.PartitionStatus;
+import io.sluice.broker.partition.Partition.RebalanceOutcome;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.RebalanceResponseEncoder;
 import io.sluice.protocol.codecs.TopologyResponseEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import org.agrona.MutableDirectBuffer;
@@ -109,6 +111,29 @@ final class ResponseWriters
                         exporters.next().position(exporter.getValue()).exporterId(exporter.getKey());
                     }
                 }
+            }
+        };
+    }
+
+    static MessageWriter rebalance(final RebalanceOutcome outcome)
+    {
+        final byte[] reason = outcome.reason() == null ? new byte[0] : outcome.reason().getBytes(StandardCharsets.UTF_8);
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + RebalanceResponseEncoder.BLOCK_LENGTH +
+                    RebalanceResponseEncoder.reasonHeaderLength() + reason.length;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                new RebalanceResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .partitionId(outcome.partitionId())
+                    .preferredBrokerId(outcome.preferredBrokerId())
+                    .leaderId(outcome.leaderId())
+                    .putReason(reason, 0, reason.length);
             }
         };
     }

@@ -19,6 +19,9 @@ import io.sluice.protocol.codecs.PartitionRole;
 import org.agrona.ExpandableArrayBuffer;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -27,6 +30,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.retry.RetryPolicies;
@@ -42,6 +46,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -49,6 +54,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -64,9 +70,17 @@ public final class Partition implements PartitionListener, AutoCloseable
      * forwards the entry itself: the gateway sends the same version to every replica at once.
      */
     private static final long FOLLOWER_WAIT_MS = 300;
+    /**
+     * A follower counts as in sync when the leader heard from it this recently and its commit index is at most
+     * {@link #IN_SYNC_MAX_LAG_ENTRIES} behind the leader's: Ratis blocks writes while a transfer waits for the
+     * transferee to catch up, so only a replica that is nearly there is worth handing the leadership to.
+     */
+    static final long IN_SYNC_MAX_RPC_AGE_MS = 1_000;
+    static final long IN_SYNC_MAX_LAG_ENTRIES = 64;
 
     private final int brokerId;
     private final int partitionId;
+    private final int preferredBrokerId;
     private final RaftGroup group;
     private final RaftPeerId selfId;
     private final PartitionStateMachine stateMachine;
@@ -81,6 +95,10 @@ public final class Partition implements PartitionListener, AutoCloseable
     private volatile RaftServer.Division cachedDivision;
     private RaftClient raftClient;
     private volatile boolean closed;
+    /** Set once the broker stops: exporters stay stopped and nothing takes the leadership back here. */
+    private volatile boolean stopping;
+    /** A leadership transfer is running: the exporters stay stopped until it ends. */
+    private final AtomicBoolean transferring = new AtomicBoolean();
 
     public Partition(
         final int brokerId,
@@ -94,10 +112,12 @@ public final class Partition implements PartitionListener, AutoCloseable
         final Duration ackInterval,
         final Duration adminTimeout,
         final RaftProperties clientProperties,
-        final BackfillRunnerConfig backfillConfig)
+        final BackfillRunnerConfig backfillConfig,
+        final int preferredBrokerId)
     {
         this.brokerId = brokerId;
         this.partitionId = partitionId;
+        this.preferredBrokerId = preferredBrokerId;
         this.group = group;
         this.selfId = peerId(brokerId);
         this.adminTimeout = adminTimeout;
@@ -247,7 +267,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         stateMachine.awaitApplied(commitIndex).thenRun(() ->
         {
             final DivisionInfo info = division.getInfo();
-            if (!closed && info.isLeader() && info.getCurrentTerm() == term)
+            if (!closed && !stopping && !transferring.get() && info.isLeader() && info.getCurrentTerm() == term)
             {
                 director.start(term);
                 backfills.onBecomeLeader();
@@ -259,7 +279,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void checkLeadership()
     {
         final RaftServer.Division division = division();
-        if (division == null || closed)
+        if (division == null || closed || stopping || transferring.get())
         {
             return;
         }
@@ -520,6 +540,249 @@ public final class Partition implements PartitionListener, AutoCloseable
     {
         return new PartitionException(ErrorCode.UNAVAILABLE, partitionId, -1,
             "partition " + partitionId + " on broker " + brokerId + ": unavailable: " + why);
+    }
+
+    // ------------------------------------------------------------------------------------------- leader balance
+
+    /** The broker that should lead this partition when it can: the first of the partition's placement. */
+    public int preferredBrokerId()
+    {
+        return preferredBrokerId;
+    }
+
+    public boolean isLeader()
+    {
+        final RaftServer.Division division = division();
+        return division != null && !closed && division.getInfo().isLeader();
+    }
+
+    /** The broker this replica believes leads the partition, or -1. */
+    public int knownLeaderId()
+    {
+        final RaftServer.Division division = division();
+        return division == null ? -1 : brokerIdOf(division.getInfo().getLeaderId());
+    }
+
+    /**
+     * Why the replica on {@code otherBrokerId} is not in sync as this leader sees it, or null when it is: the
+     * leader heard from it within {@value #IN_SYNC_MAX_RPC_AGE_MS} ms and its commit index is at most
+     * {@value #IN_SYNC_MAX_LAG_ENTRIES} entries behind the leader's.
+     */
+    public String outOfSyncReason(final int otherBrokerId)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return "partition " + partitionId + " on broker " + brokerId + " is not started";
+        }
+        final DivisionInfo info = division.getInfo();
+        if (!info.isLeader())
+        {
+            return "broker " + brokerId + " does not lead partition " + partitionId;
+        }
+        final String peer = peerId(otherBrokerId).toString();
+        final long rpcAgeMs = lastRpcAgeMs(info, peer);
+        if (rpcAgeMs < 0)
+        {
+            return "broker " + otherBrokerId + " is not a follower of partition " + partitionId;
+        }
+        if (rpcAgeMs > IN_SYNC_MAX_RPC_AGE_MS)
+        {
+            return "broker " + otherBrokerId + " has not answered the leader of partition " + partitionId + " for " +
+                rpcAgeMs + " ms";
+        }
+        final Map<String, Long> commitIndices = new HashMap<>();
+        for (final CommitInfoProto commit : division.getCommitInfos())
+        {
+            commitIndices.put(commit.getServer().getId().toStringUtf8(), commit.getCommitIndex());
+        }
+        final long leaderCommit = division.getRaftLog().getLastCommittedIndex();
+        final long followerCommit = commitIndices.getOrDefault(peer, -1L);
+        if (followerCommit + IN_SYNC_MAX_LAG_ENTRIES < leaderCommit)
+        {
+            return "broker " + otherBrokerId + " is catching up on partition " + partitionId + " (commit index " +
+                followerCommit + " of " + leaderCommit + ")";
+        }
+        return null;
+    }
+
+    /** Milliseconds since this leader last heard from the peer, or -1 when it is not a follower here. */
+    private static long lastRpcAgeMs(final DivisionInfo info, final String peer)
+    {
+        final RoleInfoProto role = info.getRoleInfoProto();
+        if (role.hasLeaderInfo())
+        {
+            for (final ServerRpcProto follower : role.getLeaderInfo().getFollowerInfoList())
+            {
+                if (follower.getId().getId().toStringUtf8().equals(peer))
+                {
+                    return follower.getLastRpcElapsedTimeMs();
+                }
+            }
+        }
+        return -1;
+    }
+
+    /** Whether this leader heard from any follower within {@value #IN_SYNC_MAX_RPC_AGE_MS} ms. */
+    public boolean hasAnsweringFollower()
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed || !division.getInfo().isLeader())
+        {
+            return false;
+        }
+        final RoleInfoProto role = division.getInfo().getRoleInfoProto();
+        return role.hasLeaderInfo() && role.getLeaderInfo().getFollowerInfoList().stream()
+            .anyMatch((follower) -> follower.getLastRpcElapsedTimeMs() <= IN_SYNC_MAX_RPC_AGE_MS);
+    }
+
+    /**
+     * Whether the group's configuration gives its peers different priorities: Ratis then moves the leadership to
+     * the highest itself and refuses transfers elsewhere, so the preferred-leader balance leaves the group alone.
+     */
+    public boolean hasPeerPriorities()
+    {
+        final RaftServer.Division division = division();
+        return division != null && division.getRaftConf().getCurrentPeers().stream()
+            .mapToInt(RaftPeer::getPriority).distinct().count() > 1;
+    }
+
+    /**
+     * Moves the leadership to the preferred broker when this replica leads, is not the preferred one, and the
+     * preferred replica is in sync; completes with where the leadership is afterwards and, unless that is the
+     * preferred broker, why. Fails with NOT_LEADER (naming the known leader) when this replica does not lead.
+     */
+    public CompletableFuture<RebalanceOutcome> rebalance(final Duration timeout)
+    {
+        final PartitionException notLeader = notLeaderError();
+        if (notLeader != null)
+        {
+            return CompletableFuture.failedFuture(notLeader);
+        }
+        if (preferredBrokerId == brokerId)
+        {
+            return CompletableFuture.completedFuture(new RebalanceOutcome(partitionId, preferredBrokerId, brokerId, null));
+        }
+        if (stopping)
+        {
+            return CompletableFuture.completedFuture(new RebalanceOutcome(partitionId, preferredBrokerId, brokerId,
+                "broker " + brokerId + " is stopping and hands its leaderships over"));
+        }
+        final String outOfSync = outOfSyncReason(preferredBrokerId);
+        if (outOfSync != null)
+        {
+            return CompletableFuture.completedFuture(new RebalanceOutcome(partitionId, preferredBrokerId, brokerId,
+                outOfSync));
+        }
+        return transferLeadership(preferredBrokerId, timeout).handle((leader, error) ->
+        {
+            if (error == null)
+            {
+                return new RebalanceOutcome(partitionId, preferredBrokerId, leader, leader == preferredBrokerId ? null :
+                    "the leadership went to broker " + leader);
+            }
+            final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
+                error.getCause() : error;
+            return new RebalanceOutcome(partitionId, preferredBrokerId, knownLeaderId(), cause.getMessage());
+        });
+    }
+
+    /** Where a partition's leadership is after a rebalance; {@code reason} is null exactly when it is on the preferred broker. */
+    public record RebalanceOutcome(int partitionId, int preferredBrokerId, int leaderId, String reason)
+    {
+    }
+
+    /** The first in-sync follower, the preferred broker first, then in placement order; -1 when there is none. */
+    public int inSyncFollower(final java.util.List<Integer> placement)
+    {
+        if (preferredBrokerId != brokerId && outOfSyncReason(preferredBrokerId) == null)
+        {
+            return preferredBrokerId;
+        }
+        for (final int candidate : placement)
+        {
+            if (candidate != brokerId && outOfSyncReason(candidate) == null)
+            {
+                return candidate;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Hands this replica's leadership to {@code targetBrokerId} with Ratis's leadership transfer, waiting at most
+     * {@code timeout}; completes with the leader after the transfer. This replica's exporters and backfills stop
+     * before the transfer starts, so the new leader never exports beside them; if the transfer fails while this
+     * replica still leads, they start again. Fails with {@link PartitionException}: NOT_LEADER when this replica
+     * does not lead, CONFLICT when a transfer is already running, UNAVAILABLE when the transfer failed.
+     */
+    public CompletableFuture<Integer> transferLeadership(final int targetBrokerId, final Duration timeout)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || closed)
+        {
+            return CompletableFuture.failedFuture(unavailable("not started"));
+        }
+        if (!division.getInfo().isLeader())
+        {
+            return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
+        }
+        if (targetBrokerId == brokerId)
+        {
+            return CompletableFuture.completedFuture(brokerId);
+        }
+        if (!transferring.compareAndSet(false, true))
+        {
+            return CompletableFuture.failedFuture(new PartitionException(ErrorCode.CONFLICT, partitionId, brokerId,
+                "partition " + partitionId + " on broker " + brokerId + ": a leadership transfer is already running"));
+        }
+        director.stop();
+        backfills.onLeadershipLost();
+        final TransferLeadershipRequest request = new TransferLeadershipRequest(clientId, selfId, group.getGroupId(),
+            callIds.incrementAndGet(), peerId(targetBrokerId), Math.max(1, timeout.toMillis()));
+        CompletableFuture<RaftClientReply> reply;
+        try
+        {
+            reply = server.transferLeadershipAsync(request);
+        }
+        catch (final Exception e)
+        {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.handle((answer, error) ->
+        {
+            transferring.set(false);
+            final int leader = brokerIdOf(division.getInfo().getLeaderId());
+            if (error == null && answer.isSuccess())
+            {
+                return leader < 0 ? targetBrokerId : leader;
+            }
+            if (!closed && !stopping && division.getInfo().isLeader())
+            {
+                onLeaderReady(partitionId);
+            }
+            final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
+                error.getCause() : error;
+            throw new PartitionException(ErrorCode.UNAVAILABLE, partitionId, leader,
+                "partition " + partitionId + ": leadership transfer from broker " + brokerId + " to broker " +
+                targetBrokerId + " failed: " + (cause != null ? cause.getMessage() : String.valueOf(answer.getException())));
+        });
+    }
+
+    /**
+     * Marks this replica as stopping: its exporters and backfills stop now and stay stopped, so a leadership
+     * handed over next never overlaps with exporting here.
+     */
+    public void prepareToStop()
+    {
+        stopping = true;
+        director.stop();
+        backfills.onLeadershipLost();
+    }
+
+    public boolean isTransferring()
+    {
+        return transferring.get();
     }
 
     // ------------------------------------------------------------------------------------------- status

@@ -18,6 +18,22 @@ public class ClusterProperties
     /** Replicas per partition, placed round-robin. */
     private int replicationFactor = 3;
 
+    /**
+     * Whether each partition's leadership goes back to its preferred broker (the first of its placement) by itself
+     * once that replica is in sync; off, only {@code POST /actuator/rebalance} moves it back.
+     */
+    private boolean autoRebalance = true;
+
+    public boolean isAutoRebalance()
+    {
+        return autoRebalance;
+    }
+
+    public void setAutoRebalance(final boolean autoRebalance)
+    {
+        this.autoRebalance = autoRebalance;
+    }
+
     public String getBrokers()
     {
         return brokers;

@@ -13,7 +13,8 @@ import java.util.Optional;
 
 /**
  * The brokers' key figures as gauges read from the topology at scrape time: per broker whether it is
- * reachable; per partition its leader, last committed position and exported position (as the leader
+ * reachable and how many partitions it leads; how many partitions are led away from their preferred broker; per
+ * partition its leader, last committed position and exported position (as the leader
  * reports them, else the highest a reachable replica reports; -1 when unknown).
  */
 @Component
@@ -37,7 +38,15 @@ public class ClusterMetrics implements MeterBinder
                 .description("1 when the broker answered its latest topology poll")
                 .tag("broker", Integer.toString(brokerId))
                 .register(registry);
+            Gauge.builder("sluice.broker.leaders", () -> leadersOn(brokerId))
+                .description("Partitions the broker leads")
+                .tag("broker", Integer.toString(brokerId))
+                .register(registry);
         }
+        Gauge.builder("sluice.partitions.leader.not.preferred", this::leadersNotPreferred)
+            .description("Partitions led by a broker other than their preferred one (the first of the placement); " +
+                "POST /actuator/rebalance moves them back")
+            .register(registry);
         for (int p = 1; p <= distribution.partitionCount(); p++)
         {
             final int partitionId = p;
@@ -55,6 +64,33 @@ public class ClusterMetrics implements MeterBinder
                 .tag("partition", tag)
                 .register(registry);
         }
+    }
+
+    private int leadersOn(final int brokerId)
+    {
+        int count = 0;
+        for (int p = 1; p <= topology.distribution().partitionCount(); p++)
+        {
+            if (topology.leaderOf(p).orElse(-1) == brokerId)
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    private int leadersNotPreferred()
+    {
+        int count = 0;
+        for (int p = 1; p <= topology.distribution().partitionCount(); p++)
+        {
+            final int leader = topology.leaderOf(p).orElse(-1);
+            if (leader >= 0 && leader != topology.distribution().replicasOf(p).get(0))
+            {
+                count++;
+            }
+        }
+        return count;
     }
 
     private long position(final int partitionId, final boolean last)

@@ -6,13 +6,22 @@ import java.util.List;
 public record ClusterView(
     int clusterSize, int partitionCount, int replicationFactor, List<Broker> brokers, List<Partition> partitions)
 {
-    /** {@code reason} says why an unreachable broker is so, or is null. */
-    public record Broker(int brokerId, String address, boolean reachable, String reason)
+    /**
+     * {@code reason} says why an unreachable broker is so, or is null. {@code leaderOf} lists the partitions this
+     * broker leads, {@code preferredLeaderOf} those it should lead (it is first in their placement): equal when the
+     * leaderships are balanced.
+     */
+    public record Broker(
+        int brokerId, String address, boolean reachable, String reason, List<Integer> leaderOf,
+        List<Integer> preferredLeaderOf)
     {
     }
 
-    /** {@code leaderId} is -1 when no reachable replica reports being leader. */
-    public record Partition(int partitionId, int leaderId, String health, List<Replica> replicas)
+    /**
+     * {@code leaderId} is -1 when no reachable replica reports being leader; {@code preferredLeaderId} is the first
+     * broker of the placement, where {@code POST /actuator/rebalance} moves the leadership.
+     */
+    public record Partition(int partitionId, int leaderId, int preferredLeaderId, String health, List<Replica> replicas)
     {
     }
 

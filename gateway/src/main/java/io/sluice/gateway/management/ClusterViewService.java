@@ -32,13 +32,30 @@ public class ClusterViewService
     public ClusterView view()
     {
         final PartitionDistribution distribution = topology.distribution();
+        final List<List<Integer>> led = new ArrayList<>();
+        final List<List<Integer>> preferred = new ArrayList<>();
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            led.add(new ArrayList<>());
+            preferred.add(new ArrayList<>());
+        }
+        for (int p = 1; p <= distribution.partitionCount(); p++)
+        {
+            final int leader = topology.leaderOf(p).orElse(-1);
+            if (leader >= 0 && leader < distribution.brokerCount())
+            {
+                led.get(leader).add(p);
+            }
+            preferred.get(distribution.replicasOf(p).get(0)).add(p);
+        }
         final List<ClusterView.Broker> brokers = new ArrayList<>();
         for (int b = 0; b < distribution.brokerCount(); b++)
         {
             final InetSocketAddress address = distribution.commandAddress(b);
             final boolean reachable = topology.isReachable(b);
             final String reason = reachable ? null : unreachableReason(b);
-            brokers.add(new ClusterView.Broker(b, address.getHostString() + ":" + address.getPort(), reachable, reason));
+            brokers.add(new ClusterView.Broker(b, address.getHostString() + ":" + address.getPort(), reachable, reason,
+                List.copyOf(led.get(b)), List.copyOf(preferred.get(b))));
         }
         final List<ClusterView.Partition> partitions = new ArrayList<>();
         for (int p = 1; p <= distribution.partitionCount(); p++)
@@ -64,7 +81,8 @@ public class ClusterViewService
             }
             final int leader = topology.leaderOf(p).orElse(-1);
             final String health = leader < 0 ? UNAVAILABLE : allReachable ? HEALTHY : DEGRADED;
-            partitions.add(new ClusterView.Partition(p, leader, health, List.copyOf(replicas)));
+            partitions.add(new ClusterView.Partition(p, leader, distribution.replicasOf(p).get(0), health,
+                List.copyOf(replicas)));
         }
         return new ClusterView(distribution.brokerCount(), distribution.partitionCount(),
             distribution.replicationFactor(), List.copyOf(brokers), List.copyOf(partitions));

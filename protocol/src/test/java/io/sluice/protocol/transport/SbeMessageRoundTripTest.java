@@ -80,6 +80,8 @@ class SbeMessageRoundTripTest
             case CancelBackfillRequestDecoder.TEMPLATE_ID -> new CancelBackfillRequestDecoder();
             case BackfillStatusResponseDecoder.TEMPLATE_ID -> new BackfillStatusResponseDecoder();
             case RecordDecoder.TEMPLATE_ID -> new RecordDecoder();
+            case RebalanceRequestDecoder.TEMPLATE_ID -> new RebalanceRequestDecoder();
+            case RebalanceResponseDecoder.TEMPLATE_ID -> new RebalanceResponseDecoder();
             default -> null;
         };
         final MessageDecoderFlyweight decoder = templateId < 0 ? null : decoders.apply(templateId);
@@ -307,6 +309,26 @@ class SbeMessageRoundTripTest
     }
 
     @Test
+    void rebalanceRequestAndResponse() throws Exception
+    {
+        final RebalanceRequestEncoder request = new RebalanceRequestEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
+            .partitionId(4).timeoutMs(4_000L);
+        final RebalanceRequestDecoder requestDecoder = new RebalanceRequestDecoder().wrapAndApplyHeader(
+            roundTrip(RebalanceRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.partitionId()).isEqualTo(4);
+        assertThat(requestDecoder.timeoutMs()).isEqualTo(4_000L);
+
+        final RebalanceResponseEncoder response = new RebalanceResponseEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
+            .partitionId(4).preferredBrokerId(0).leaderId(2).reason("broker 0 is catching up");
+        final RebalanceResponseDecoder decoder = new RebalanceResponseDecoder().wrapAndApplyHeader(
+            roundTrip(RebalanceResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.partitionId()).isEqualTo(4);
+        assertThat(decoder.preferredBrokerId()).isZero();
+        assertThat(decoder.leaderId()).isEqualTo(2);
+        assertThat(decoder.reason()).isEqualTo("broker 0 is catching up");
+    }
+
+    @Test
     void storedRecord() throws Exception
     {
         final RecordEncoder record = new RecordEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
@@ -356,7 +378,8 @@ class SbeMessageRoundTripTest
             AppendResponseDecoder.TEMPLATE_ID, TopologyRequestDecoder.TEMPLATE_ID, TopologyResponseDecoder.TEMPLATE_ID,
             ErrorResponseDecoder.TEMPLATE_ID, BackfillRequestDecoder.TEMPLATE_ID,
             BackfillStatusRequestDecoder.TEMPLATE_ID, CancelBackfillRequestDecoder.TEMPLATE_ID,
-            BackfillStatusResponseDecoder.TEMPLATE_ID, RecordDecoder.TEMPLATE_ID));
+            BackfillStatusResponseDecoder.TEMPLATE_ID, RecordDecoder.TEMPLATE_ID,
+            RebalanceRequestDecoder.TEMPLATE_ID, RebalanceResponseDecoder.TEMPLATE_ID));
         assertThat(schemaIds).as("template ids in the schema vs. the ones round-tripped here")
             .containsExactlyInAnyOrderElementsOf(expected);
     }

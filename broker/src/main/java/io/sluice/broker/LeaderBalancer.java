@@ -1,0 +1,239 @@
+package io.sluice.broker;
+
+import io.sluice.broker.partition.Partition;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * Where a broker's partition leaderships go: back to each partition's preferred broker (the first of its placement)
+ * once that replica is in sync, and away from this broker before it stops (controlled shutdown). Both use Ratis's
+ * leadership transfer, which waits for the transferee to hold the leader's whole log before it asks it to stand,
+ * so no acknowledged record is at risk and clients only wait for one election round.
+ * <p>
+ * Thread-safety: {@link #autoRebalance()} runs on the broker's scheduler (one thread at a time), and
+ * {@link #handOverLeadership} once, on the closing thread, after the automatic rounds stopped.
+ */
+final class LeaderBalancer
+{
+    private static final Logger LOG = LoggerFactory.getLogger(LeaderBalancer.class);
+    /** How long an automatic transfer may block the partition's writes at most. */
+    static final Duration AUTO_TRANSFER_TIMEOUT = Duration.ofSeconds(2);
+    private static final long HANDOVER_POLL_MS = 20;
+    /**
+     * One handover attempt: a transfer to a live, in-sync follower takes well under a second; a follower that died
+     * a moment ago still looks in sync, and the attempt to it fails at this bound, after which it looks dead.
+     */
+    static final Duration HANDOVER_ATTEMPT_TIMEOUT = Duration.ofSeconds(2);
+
+    private final int brokerId;
+    private final PartitionDistribution distribution;
+    private final Map<Integer, Partition> partitions;
+    private final PreferredLeaderWatch watch;
+    private final LongSupplier nanoClock;
+    private volatile boolean stopped;
+
+    LeaderBalancer(
+        final int brokerId,
+        final PartitionDistribution distribution,
+        final Map<Integer, Partition> partitions,
+        final Duration stablePeriod,
+        final LongSupplier nanoClock)
+    {
+        this.brokerId = brokerId;
+        this.distribution = distribution;
+        this.partitions = partitions;
+        this.watch = new PreferredLeaderWatch(stablePeriod);
+        this.nanoClock = nanoClock;
+    }
+
+    /**
+     * One automatic round: each partition led here that is not on its preferred broker moves there once the
+     * preferred replica has stayed in sync for the stable period. Groups whose peers carry Ratis priorities are
+     * left to Ratis.
+     */
+    void autoRebalance()
+    {
+        if (stopped)
+        {
+            return;
+        }
+        final long now = nanoClock.getAsLong();
+        for (final Partition partition : partitions.values())
+        {
+            final int partitionId = partition.partitionId();
+            final int preferred = partition.preferredBrokerId();
+            if (preferred == brokerId || !partition.isLeader() || partition.isTransferring() ||
+                partition.hasPeerPriorities())
+            {
+                watch.forget(partitionId);
+                continue;
+            }
+            if (watch.observe(partitionId, partition.outOfSyncReason(preferred) == null, now))
+            {
+                watch.forget(partitionId);
+                final long start = nanoClock.getAsLong();
+                partition.transferLeadership(preferred, AUTO_TRANSFER_TIMEOUT).whenComplete((leader, error) ->
+                {
+                    final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
+                    if (error == null)
+                    {
+                        LOG.info("broker {}: partition {} leadership back on its preferred broker {} in {} ms",
+                            brokerId, partitionId, leader, tookMs);
+                    }
+                    else
+                    {
+                        LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
+                            brokerId, partitionId, preferred, tookMs, unwrap(error).getMessage());
+                    }
+                });
+            }
+        }
+    }
+
+    /**
+     * Controlled shutdown: stops every exporter here, then hands each leadership held here to an in-sync replica
+     * (the preferred broker first), and again if one comes back, until none is led here or {@code bound} passed.
+     * A partition without any follower answering is given up at once: nobody could take it. Logs one line per
+     * partition led here during the handover. Returns the partitions still led here at the end.
+     */
+    Set<Integer> handOverLeadership(final Duration bound)
+    {
+        stopped = true;
+        final long start = nanoClock.getAsLong();
+        final long deadline = start + bound.toNanos();
+        partitions.values().forEach(Partition::prepareToStop);
+        final Map<Integer, CompletableFuture<Integer>> running = new HashMap<>();
+        final Map<Integer, String> outcome = new TreeMap<>();
+        final Set<Integer> givenUp = new HashSet<>();
+        while (true)
+        {
+            final long now = nanoClock.getAsLong();
+            boolean pending = false;
+            for (final Partition partition : partitions.values())
+            {
+                final int partitionId = partition.partitionId();
+                final CompletableFuture<Integer> transfer = running.get(partitionId);
+                if (transfer != null)
+                {
+                    if (!transfer.isDone())
+                    {
+                        pending = true;
+                        continue;
+                    }
+                    running.remove(partitionId);
+                    outcome.put(partitionId, describe(transfer, start));
+                }
+                if (givenUp.contains(partitionId) || !partition.isLeader())
+                {
+                    continue;
+                }
+                final long remainingNanos = deadline - now;
+                if (remainingNanos <= 0)
+                {
+                    break;
+                }
+                final int target = partition.inSyncFollower(distribution.replicasOf(partitionId));
+                if (target >= 0)
+                {
+                    running.put(partitionId, partition.transferLeadership(target,
+                        Duration.ofNanos(Math.min(remainingNanos, HANDOVER_ATTEMPT_TIMEOUT.toNanos()))));
+                    pending = true;
+                }
+                else if (partition.hasAnsweringFollower())
+                {
+                    outcome.put(partitionId, "waiting for a follower to catch up");
+                    pending = true;
+                }
+                else
+                {
+                    givenUp.add(partitionId);
+                    outcome.put(partitionId, "no follower answers, nobody to hand over to; its replicas elect a " +
+                        "leader once a quorum is back");
+                }
+            }
+            if (!pending || nanoClock.getAsLong() - deadline >= 0)
+            {
+                break;
+            }
+            sleep(HANDOVER_POLL_MS);
+        }
+        running.forEach((partitionId, transfer) -> outcome.put(partitionId, transfer.isDone() ?
+            describe(transfer, start) : "transfer still running at the bound"));
+        final Set<Integer> stillLed = new HashSet<>();
+        final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
+        for (final Map.Entry<Integer, String> entry : outcome.entrySet())
+        {
+            final Partition partition = partitions.get(entry.getKey());
+            final boolean led = partition.isLeader();
+            if (led)
+            {
+                stillLed.add(entry.getKey());
+            }
+            LOG.info("broker {} controlled shutdown: partition {}: {}", brokerId, entry.getKey(),
+                led && !givenUp.contains(entry.getKey()) ? "still led here after " + tookMs + " ms (bound " +
+                bound.toMillis() + " ms), stopping anyway: " + entry.getValue() : entry.getValue());
+        }
+        LOG.info("broker {} controlled shutdown: {} partition(s) handed over, {} still led here, in {} ms",
+            brokerId, outcome.size() - stillLed.size(), stillLed.size(), tookMs);
+        return stillLed;
+    }
+
+    private String describe(final CompletableFuture<Integer> transfer, final long start)
+    {
+        final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
+        try
+        {
+            return "leadership handed to broker " + transfer.join() + " after " + tookMs + " ms";
+        }
+        catch (final CompletionException e)
+        {
+            return "transfer failed after " + tookMs + " ms: " + unwrap(e).getMessage();
+        }
+    }
+
+    private static Throwable unwrap(final Throwable error)
+    {
+        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    }
+
+    private static void sleep(final long ms)
+    {
+        try
+        {
+            Thread.sleep(ms);
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Partition ids this broker leads now, ascending. */
+    List<Integer> ledPartitions()
+    {
+        final List<Integer> led = new ArrayList<>();
+        partitions.values().forEach((p) ->
+        {
+            if (p.isLeader())
+            {
+                led.add(p.partitionId());
+            }
+        });
+        led.sort(null);
+        return led;
+    }
+}

@@ -1,0 +1,79 @@
+package io.sluice.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import tools.jackson.databind.JsonNode;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code admin rebalance}: CONTRACT §3 "Leader balance". Prints one row per partition (its preferred broker, its
+ * leader afterwards, and why they differ) also when some partition could not move (HTTP 503, exit 1), since that is
+ * when the reasons matter.
+ */
+@Command(
+    name = "rebalance",
+    mixinStandardHelpOptions = true,
+    description = {
+        "Move each partition's leadership to its preferred broker (the first of its placement) where that replica",
+        "is in sync. Exit 0 when every partition is on its preferred broker afterwards, 1 otherwise."})
+final class RebalanceCommand implements Callable<Integer>
+{
+    private final CliConsole console;
+
+    @Mixin
+    GatewayOptions gateway;
+
+    RebalanceCommand(final CliConsole console)
+    {
+        this.console = console;
+    }
+
+    @Override
+    public Integer call() throws GatewayUnreachableException
+    {
+        final GatewayAnswer answer = gateway.connect(console).post("/rebalance");
+        final JsonNode partitions = answer.json().path("partitions");
+        if (!partitions.isArray() || (!answer.isSuccess() && answer.status() != 503))
+        {
+            return Answers.reportError(console, "rebalance", answer);
+        }
+        if (gateway.output() == OutputFormat.json)
+        {
+            console.out().println(answer.body());
+        }
+        else
+        {
+            final Table table = new Table("PARTITION", "PREFERRED", "LEADER", "OUTCOME", "REASON");
+            for (final JsonNode partition : partitions)
+            {
+                final long leader = partition.path("leaderId").asLong(-1);
+                table.row(partition.path("partitionId").asString(), partition.path("preferredBrokerId").asString(),
+                    leader < 0 ? "none" : leader, partition.path("outcome").asString("?"),
+                    partition.path("error").isMissingNode() || partition.path("error").isNull() ? "" :
+                        partition.path("error").asString());
+            }
+            table.print(console.out());
+        }
+        if (answer.isSuccess())
+        {
+            return ExitCode.SUCCEEDED;
+        }
+        final List<String> off = new ArrayList<>();
+        for (final JsonNode partition : partitions)
+        {
+            if (!"SUCCEEDED".equals(partition.path("outcome").asString()))
+            {
+                off.add("partition " + partition.path("partitionId").asString() + " led by " +
+                    (partition.path("leaderId").asLong(-1) < 0 ? "none" : partition.path("leaderId").asString()) +
+                    ": " + partition.path("error").asString(""));
+            }
+        }
+        console.err().println("admin: rebalance incomplete: " + (partitions.size() - off.size()) + " of " +
+            partitions.size() + " partitions on their preferred broker (" + String.join("; ", off) +
+            "); bring the preferred brokers back in sync and run it again");
+        return answer.exitCode();
+    }
+}
