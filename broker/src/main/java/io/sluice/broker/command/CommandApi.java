@@ -1,6 +1,8 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
+import io.sluice.broker.log.codecs.IdempotencyScope;
+import io.sluice.broker.partition.AppendBatcher;
 import io.sluice.broker.partition.Partition;
 import io.sluice.broker.partition.PartitionException;
 import io.sluice.protocol.cluster.PartitionDistribution;
@@ -136,7 +138,17 @@ public final class CommandApi implements RequestHandler
         final int partitionId = request.partitionId();
         final AppendRequestDecoder.RecordsDecoder records = request.records();
         final int count = records.count();
-        if (count < 1)
+        final AppendBatcher.AppendId id;
+        try
+        {
+            id = appendId(request);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": " + e.getMessage());
+            return;
+        }
+        if (count < 1 && id == null)
         {
             response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
                 "partition " + partitionId + " on broker " + brokerId + ": an append needs at least one record"));
@@ -194,7 +206,7 @@ public final class CommandApi implements RequestHandler
             cursor += payloadLength;
         }
 
-        partition.append(elements, count).whenComplete((positions, error) ->
+        partition.append(elements, count, id).whenComplete((positions, error) ->
         {
             if (error != null)
             {
@@ -205,6 +217,27 @@ public final class CommandApi implements RequestHandler
                 response.respond(ResponseWriters.append(partitionId, positions[0], (int)positions[1]));
             }
         });
+    }
+
+    /** The batch's idempotency id, or null when the request carries none (window 0, or sent before version 2). */
+    private static AppendBatcher.AppendId appendId(final AppendRequestDecoder request)
+    {
+        final long windowMs = request.idempotencyWindowMs();
+        if (windowMs == AppendRequestDecoder.idempotencyWindowMsNullValue() || windowMs == 0)
+        {
+            return null;
+        }
+        if (windowMs < 0)
+        {
+            throw new IllegalArgumentException("idempotency window " + windowMs + " ms is negative");
+        }
+        final IdempotencyScope scope = switch (request.idempotencyScope())
+        {
+            case 1 -> IdempotencyScope.CLIENT;
+            case 2 -> IdempotencyScope.GATEWAY;
+            default -> throw new IllegalArgumentException("unknown idempotency scope " + request.idempotencyScope());
+        };
+        return new AppendBatcher.AppendId(scope, request.idHigh(), request.idLow(), request.bodyDigest(), windowMs);
     }
 
     private void onAdmin(final AdminRequestDecoder request, final ResponseChannel response)
