@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * so the client reaches the topology lazily.
  */
 @Configuration(proxyBeanMethods = false)
-@EnableConfigurationProperties({ClusterProperties.class, GatewayProperties.class})
+@EnableConfigurationProperties({ClusterProperties.class, GatewayProperties.class, RecordsProperties.class})
 public class GatewayConfiguration
 {
     @Bean
