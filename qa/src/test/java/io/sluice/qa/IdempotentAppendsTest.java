@@ -243,25 +243,36 @@ class IdempotentAppendsTest
         return positions.toString().trim();
     }
 
-    /** Highest last position any replica reports, per partition, once every replica agrees (nothing in flight). */
+    /**
+     * Last position per partition once every replica reports the same one and two reads a few poll intervals apart
+     * agree: the gateway's view is polled, so a single read may not show a commit yet.
+     */
     private static Map<Integer, Long> lastPositions()
     {
-        return Await.value("every replica to report the same last position", SluiceCluster.scaled(Duration.ofSeconds(60)), () ->
+        return Await.value("every replica to report the same, settled last position", SluiceCluster.scaled(Duration.ofSeconds(60)), () ->
         {
-            final ExportingStatus status = cluster.client().exporting();
-            final Map<Integer, Long> max = new TreeMap<>();
-            final Map<Integer, Long> min = new TreeMap<>();
-            for (final PairState pair : status.targets())
-            {
-                if ("UNKNOWN".equals(pair.state()))
-                {
-                    return Optional.empty();
-                }
-                max.merge(pair.pair().partitionId(), pair.lastPosition(), Math::max);
-                min.merge(pair.pair().partitionId(), pair.lastPosition(), Math::min);
-            }
-            return max.equals(min) ? Optional.of(max) : Optional.empty();
+            final Optional<Map<Integer, Long>> first = agreedLastPositions();
+            Await.sleep(Duration.ofMillis(1_500));
+            final Optional<Map<Integer, Long>> second = agreedLastPositions();
+            return first.isPresent() && first.equals(second) ? first : Optional.empty();
         });
+    }
+
+    private static Optional<Map<Integer, Long>> agreedLastPositions()
+    {
+        final ExportingStatus status = cluster.client().exporting();
+        final Map<Integer, Long> max = new TreeMap<>();
+        final Map<Integer, Long> min = new TreeMap<>();
+        for (final PairState pair : status.targets())
+        {
+            if ("UNKNOWN".equals(pair.state()))
+            {
+                return Optional.empty();
+            }
+            max.merge(pair.pair().partitionId(), pair.lastPosition(), Math::max);
+            min.merge(pair.pair().partitionId(), pair.lastPosition(), Math::min);
+        }
+        return max.equals(min) ? Optional.of(max) : Optional.empty();
     }
 
     private static Map<Integer, Long> appendedSince(final Map<Integer, Long> before)
