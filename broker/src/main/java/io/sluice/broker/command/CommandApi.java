@@ -16,6 +16,7 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
+import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
 import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.RequestHandler;
@@ -183,6 +184,14 @@ public final class CommandApi implements RequestHandler
         {
             malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
                 ": append request lengths run " + (request.limit() - d.view.capacity()) + " bytes past the frame");
+            return;
+        }
+        if (elementsLength > AppendLimits.MAX_BATCH_BYTES)
+        {
+            // Proposing it would make an entry Raft cannot replicate: refuse it instead, before anything is written.
+            response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " on broker " + brokerId + ": a batch of " + elementsLength +
+                " bytes (keys, payloads and record headers) exceeds the limit of " + AppendLimits.MAX_BATCH_BYTES + " bytes"));
             return;
         }
 

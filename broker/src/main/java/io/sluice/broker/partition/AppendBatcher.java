@@ -6,6 +6,7 @@ import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.log.codecs.IdempotentAppendEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.message.AppendLimits;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteOrder;
@@ -31,7 +32,7 @@ import java.util.function.Function;
 public final class AppendBatcher
 {
     static final int MAX_IN_FLIGHT = 4;
-    static final int MAX_ENTRY_BYTES = 512 * 1024;
+    static final int MAX_ENTRY_BYTES = AppendLimits.MAX_MERGED_ENTRY_BYTES;
     static final int MAX_ENTRY_RECORDS = 65_535;
     private static final int GROUP_HEADER_LENGTH = AppendEntryEncoder.RecordsEncoder.sbeHeaderSize();
     private static final int HEADER_LENGTH = MessageHeaderEncoder.ENCODED_LENGTH + AppendEntryEncoder.BLOCK_LENGTH +

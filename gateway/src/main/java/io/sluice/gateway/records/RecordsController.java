@@ -7,6 +7,7 @@ import io.sluice.gateway.config.GatewayProperties;
 import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.gateway.json.JsonSyntaxError;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportException;
@@ -26,6 +27,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -64,6 +66,13 @@ public class RecordsController
         this.records = records;
         this.idempotencyWindow = recordsProperties.getIdempotencyWindow();
         this.maxPayloadBytes = properties.getMaxPayloadBytes().toBytes();
+        if (AppendLimits.recordBytes(AppendLimits.MAX_KEY_BYTES, 0) + maxPayloadBytes > AppendLimits.MAX_BATCH_BYTES)
+        {
+            throw new IllegalArgumentException("sluice.gateway.max-payload-bytes: " + maxPayloadBytes + " bytes with a key of up to " +
+                AppendLimits.MAX_KEY_BYTES + " bytes exceeds the " + AppendLimits.MAX_BATCH_BYTES +
+                " bytes a partition replicates in one append; at most " +
+                (AppendLimits.MAX_BATCH_BYTES - AppendLimits.recordBytes(AppendLimits.MAX_KEY_BYTES, 0)) + " bytes");
+        }
         this.maxRequestBytes = properties.getMaxRequestBytes().toBytes();
     }
 
@@ -163,6 +172,7 @@ public class RecordsController
         {
             throw new InvalidRecordException("malformed_json", "the request body is empty; expected a JSON object or array");
         }
+        Utf8.requireValid(body);
         final JsonNode root;
         try
         {
@@ -175,6 +185,10 @@ public class RecordsController
         if (root == null || root.isMissingNode() || !(root.isObject() || root.isArray()))
         {
             throw new InvalidRecordException("invalid_record", "expected a JSON object or an array of objects");
+        }
+        if (Utf8.mayEscapeSurrogates(body))
+        {
+            Utf8.requireNoLoneSurrogates(root, "the request");
         }
         return root;
     }
@@ -197,6 +211,15 @@ public class RecordsController
         if (key != null && !key.isNull() && !key.isString())
         {
             throw new InvalidRecordException("invalid_record", where + ": key must be a string");
+        }
+        if (key != null && key.isString())
+        {
+            final int keyBytes = key.asString().getBytes(StandardCharsets.UTF_8).length;
+            if (keyBytes > AppendLimits.MAX_KEY_BYTES)
+            {
+                throw new InvalidRecordException("key_too_large", where + ": key of " + keyBytes +
+                    " bytes exceeds the maximum of " + AppendLimits.MAX_KEY_BYTES + " bytes (UTF-8)");
+            }
         }
         final JsonNode payload = node.get("payload");
         if (payload == null)

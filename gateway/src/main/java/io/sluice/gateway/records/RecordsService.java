@@ -10,8 +10,10 @@ import io.sluice.gateway.broker.RecordToAppend;
 import io.sluice.gateway.config.GatewayProperties;
 import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.message.AppendLimits;
 import org.springframework.stereotype.Service;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,9 +38,9 @@ import java.util.concurrent.CompletableFuture;
 @Service
 public class RecordsService
 {
-    /** Batch limits that keep one append frame well under the transport's frame limit. */
+    /** Batch limits: one batch is one Raft entry a partition can replicate (keys and headers counted, not payloads alone). */
     static final int MAX_BATCH_RECORDS = 4096;
-    static final long MAX_BATCH_BYTES = 2L * 1024 * 1024;
+    static final long MAX_BATCH_BYTES = AppendLimits.MAX_BATCH_BYTES;
 
     private final BrokerClient brokers;
     private final PartitionSelector selector;
@@ -78,6 +80,11 @@ public class RecordsService
     /** A record as parsed from the request: key may be null, payload is JSON text in UTF-8. */
     public record IncomingRecord(String key, byte[] payload)
     {
+        /** Bytes the record takes in an append batch (the controller keeps one record within a batch). */
+        long encodedBytes()
+        {
+            return AppendLimits.recordBytes(key == null ? 0 : key.getBytes(StandardCharsets.UTF_8).length, payload.length);
+        }
     }
 
     public CompletableFuture<List<RecordPosition>> write(final List<IncomingRecord> records)
@@ -122,9 +129,9 @@ public class RecordsService
                 int to = from;
                 long bytes = 0;
                 while (to < indexes.size() && to - from < MAX_BATCH_RECORDS &&
-                    (to == from || bytes + records.get(indexes.get(to)).payload().length <= MAX_BATCH_BYTES))
+                    (to == from || bytes + records.get(indexes.get(to)).encodedBytes() <= MAX_BATCH_BYTES))
                 {
-                    bytes += records.get(indexes.get(to)).payload().length;
+                    bytes += records.get(indexes.get(to)).encodedBytes();
                     to++;
                 }
                 chunks.add(new Chunk(partitionId, indexes.subList(from, to)));
