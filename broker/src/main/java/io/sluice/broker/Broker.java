@@ -7,6 +7,7 @@ import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.transport.TransportConfig;
 import io.sluice.protocol.transport.TransportException;
 import io.sluice.protocol.transport.TransportServer;
@@ -435,11 +436,14 @@ public final class Broker implements AutoCloseable
         RaftServerConfigKeys.Log.Appender.setWaitTimeMin(properties, TimeDuration.valueOf(1, TimeUnit.MILLISECONDS));
         // Fast appender retries: a restarted follower catches up in a fraction of a second.
         RaftServerConfigKeys.Log.Appender.setRetryPolicy(properties, "1ms,10,100ms,100000");
-        // Direct memory per group: the write buffer must exceed the appender batch.
+        // Direct memory per group: the appender's byte limit is also the largest entry Raft can send, so it holds the
+        // largest entry a partition proposes (AppendLimits: one client batch of keys, payloads and headers); the
+        // write buffer holds one entry with its length and checksum. Smaller, a 1 MiB record never replicates
+        // and its leader is voted out over and over.
         // Raft log segments follow the record log's (only closed segments are purged), within 256 KiB..32 MiB.
         final long raftSegmentBytes = Math.max(256 * 1024, Math.min(32L * 1024 * 1024, config.segmentSizeBytes()));
-        final long writeBufferBytes = Math.min(2L * 1024 * 1024, raftSegmentBytes);
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf(writeBufferBytes / 2));
+        final long writeBufferBytes = AppendLimits.MAX_ENTRY_BYTES + 64 * 1024;
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf(AppendLimits.MAX_ENTRY_BYTES));
         RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(writeBufferBytes));
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(raftSegmentBytes));
         RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf(Math.min(1024 * 1024, raftSegmentBytes)));

@@ -1,6 +1,8 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
+import io.sluice.broker.log.codecs.IdempotencyScope;
+import io.sluice.broker.partition.AppendBatcher;
 import io.sluice.broker.partition.Partition;
 import io.sluice.broker.partition.PartitionException;
 import io.sluice.protocol.cluster.PartitionDistribution;
@@ -15,6 +17,7 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
+import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
 import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.RequestHandler;
@@ -142,7 +145,17 @@ public final class CommandApi implements RequestHandler
         final int partitionId = request.partitionId();
         final AppendRequestDecoder.RecordsDecoder records = request.records();
         final int count = records.count();
-        if (count < 1)
+        final AppendBatcher.AppendId id;
+        try
+        {
+            id = appendId(request);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": " + e.getMessage());
+            return;
+        }
+        if (count < 1 && id == null)
         {
             response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
                 "partition " + partitionId + " on broker " + brokerId + ": an append needs at least one record"));
@@ -179,6 +192,14 @@ public final class CommandApi implements RequestHandler
                 ": append request lengths run " + (request.limit() - d.view.capacity()) + " bytes past the frame");
             return;
         }
+        if (elementsLength > AppendLimits.MAX_BATCH_BYTES)
+        {
+            // Proposing it would make an entry Raft cannot replicate: refuse it instead, before anything is written.
+            response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " on broker " + brokerId + ": a batch of " + elementsLength +
+                " bytes (keys, payloads and record headers) exceeds the limit of " + AppendLimits.MAX_BATCH_BYTES + " bytes"));
+            return;
+        }
 
         // Second pass: copy the records as AppendEntry group elements (timestamp, key, payload).
         final byte[] elements = new byte[(int)elementsLength];
@@ -200,7 +221,7 @@ public final class CommandApi implements RequestHandler
             cursor += payloadLength;
         }
 
-        partition.append(elements, count).whenComplete((positions, error) ->
+        partition.append(elements, count, id).whenComplete((positions, error) ->
         {
             if (error != null)
             {
@@ -211,6 +232,27 @@ public final class CommandApi implements RequestHandler
                 response.respond(ResponseWriters.append(partitionId, positions[0], (int)positions[1]));
             }
         });
+    }
+
+    /** The batch's idempotency id, or null when the request carries none (window 0, or sent before version 2). */
+    private static AppendBatcher.AppendId appendId(final AppendRequestDecoder request)
+    {
+        final long windowMs = request.idempotencyWindowMs();
+        if (windowMs == AppendRequestDecoder.idempotencyWindowMsNullValue() || windowMs == 0)
+        {
+            return null;
+        }
+        if (windowMs < 0)
+        {
+            throw new IllegalArgumentException("idempotency window " + windowMs + " ms is negative");
+        }
+        final IdempotencyScope scope = switch (request.idempotencyScope())
+        {
+            case 1 -> IdempotencyScope.CLIENT;
+            case 2 -> IdempotencyScope.GATEWAY;
+            default -> throw new IllegalArgumentException("unknown idempotency scope " + request.idempotencyScope());
+        };
+        return new AppendBatcher.AppendId(scope, request.idHigh(), request.idLow(), request.bodyDigest(), windowMs);
     }
 
     private void onAdmin(final AdminRequestDecoder request, final ResponseChannel response)

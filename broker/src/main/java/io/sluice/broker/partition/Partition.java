@@ -90,7 +90,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final Duration adminTimeout;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
-    private final AppendBatcher batcher = new AppendBatcher(this::appendEntry);
+    private final AppendBatcher batcher;
     private volatile RaftServer server;
     private volatile RaftServer.Division cachedDivision;
     private RaftClient raftClient;
@@ -122,6 +122,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.selfId = peerId(brokerId);
         this.adminTimeout = adminTimeout;
         this.clientProperties = clientProperties;
+        this.batcher = new AppendBatcher(partitionId, this::appendEntry, System::currentTimeMillis);
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
@@ -323,12 +324,21 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public CompletableFuture<long[]> append(final byte[] elements, final int count)
     {
+        return append(elements, count, null);
+    }
+
+    /**
+     * Appends records under an idempotency id (null for none): an id the partition remembers appends nothing again
+     * and completes with the positions it was first given; with another request digest it fails with CONFLICT.
+     */
+    public CompletableFuture<long[]> append(final byte[] elements, final int count, final AppendBatcher.AppendId id)
+    {
         final RaftServer.Division division = division();
         if (division != null && !division.getInfo().isLeader())
         {
             return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
         }
-        return batcher.append(elements, count);
+        return batcher.append(elements, count, id);
     }
 
     private CompletableFuture<long[]> appendEntry(final byte[] entry)

@@ -8,6 +8,10 @@ import io.sluice.broker.log.codecs.BackfillEntryDecoder;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
 import io.sluice.broker.log.codecs.AppendResultDecoder;
 import io.sluice.broker.log.codecs.AppendResultEncoder;
+import io.sluice.broker.log.codecs.AppendBatchesResultDecoder;
+import io.sluice.broker.log.codecs.AppendBatchesResultEncoder;
+import io.sluice.broker.log.codecs.AppendOutcome;
+import io.sluice.broker.log.codecs.IdempotentAppendEntryDecoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryDecoder;
 import io.sluice.broker.log.codecs.ExportingStateCode;
 import io.sluice.broker.log.codecs.ExportingStateEntryDecoder;
@@ -68,13 +72,16 @@ import java.util.stream.Stream;
  * On-disk layout, in the group's state machine directory ({@code <broker>/raft/<group uuid>/sm/}):
  * <pre>
  *   snapshot.&lt;term&gt;_&lt;index&gt;(.md5)   {@code PartitionSnapshot}: last position and its Raft index,
- *                                   exporting state and version, exporter positions
+ *                                   exporting state and version, exporter positions, backfills,
+ *                                   remembered append ids ({@link AppendIdempotency})
  *   records/segment-*.log(.md5)      the record log, see {@link RecordLog}
  * </pre>
  * A snapshot lists its state file and the sealed record segments, so a replica that installs it from the
  * leader (after the Raft log was purged) receives every record no exporter has acknowledged yet.
  * Entries after the last snapshot are applied again on restart: an append entry whose Raft index is not
- * above the record log's last one is already in the log and is skipped; the other entries are idempotent.
+ * above the record log's last one is already in the log and is not written again, but its positions are
+ * counted on from the snapshot's last position ({@code appliedPosition}) so the append ids it carried are
+ * remembered with the positions they were first given; the other entries are idempotent.
  * <p>
  * Thread-safety: Ratis applies entries and takes snapshots on one thread; getters are safe from any
  * thread. {@link #exportGate()} is held while an exporting state change is applied, so an exporter that
@@ -100,11 +107,17 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
     private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
     private final BackfillEntryDecoder backfillDecoder = new BackfillEntryDecoder();
+    private final IdempotentAppendEntryDecoder idempotentDecoder = new IdempotentAppendEntryDecoder();
+    private final AppendIdempotency idempotency = new AppendIdempotency();
+    private long[] batchOutcomes = new long[3 * 16];
+    private int[] batchRecordCounts = new int[16];
     private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer backfillStateNone = new UnsafeBuffer(new byte[0]);
 
     private volatile RecordLog log;
+    /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
+    private long appliedPosition;
     private volatile ExportingState exportingState = ExportingState.EXPORTING;
     private volatile long exportingStateVersion;
     private volatile SnapshotInfo latestSnapshot;
@@ -171,6 +184,7 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         exportingState = ExportingState.EXPORTING;
         exportingStateVersion = 0;
         UnsafeBuffer backfillState = null;
+        idempotency.clear();
         if (snapshot != null)
         {
             final File file = snapshot.getFile().getPath().toFile();
@@ -198,6 +212,13 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
                 backfillState = new UnsafeBuffer(new byte[backfillsLength]);
                 decoder.getBackfills(backfillState, 0, backfillsLength);
             }
+            final int idempotencyLength = decoder.idempotencyLength();
+            if (idempotencyLength > 0)
+            {
+                final UnsafeBuffer ids = new UnsafeBuffer(new byte[idempotencyLength]);
+                decoder.getIdempotency(ids, 0, idempotencyLength);
+                idempotency.read(ids, 0, idempotencyLength);
+            }
             setLastAppliedTermIndex(snapshot.getTermIndex());
         }
         if (backfills != null)
@@ -216,6 +237,7 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         }
         log = RecordLog.open(stateMachineDir.resolve(RecordLog.DIRECTORY), segmentSizeBytes,
             lastPosition, lastRecordRaftIndex);
+        appliedPosition = lastPosition;
         latestSnapshot = snapshot == null ? null :
             snapshotInfo(snapshot.getFile().getPath(), snapshot.getTermIndex());
     }
@@ -267,6 +289,8 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
             case BackfillEntryDecoder.TEMPLATE_ID:
                 onBackfill(index, backfillDecoder.wrap(buffer, offset, blockLength, version));
                 return Message.EMPTY;
+            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
+                return onIdempotentAppend(index, idempotentDecoder.wrap(buffer, offset, blockLength, version));
             default:
                 throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
         }
@@ -277,12 +301,14 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         final RecordLog log = this.log;
         final AppendEntryDecoder.RecordsDecoder records = decoder.records();
         final int count = records.count();
+        final long firstPosition = appliedPosition + 1;
+        appliedPosition += count;
         if (index <= log.lastRaftIndex())
         {
             // Applied again after a restart: the records are already in the log.
             return Message.EMPTY;
         }
-        final long firstPosition = log.lastPosition() + 1;
+        checkAppliedPosition(log, firstPosition);
         for (final AppendEntryDecoder.RecordsDecoder record : records)
         {
             final long timestamp = record.timestamp();
@@ -296,6 +322,109 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         log.flushWrites();
         listener.onRecordsApplied(partitionId, log.lastPosition());
         return appendResult(firstPosition, count);
+    }
+
+    /**
+     * Applies client batches of which some carry an id: a batch whose id is remembered (and not expired on the
+     * replicated clock) appends nothing and answers the remembered positions, or CONFLICT when its request digest
+     * differs; any other batch appends and, with an id, is remembered from now on.
+     */
+    private Message onIdempotentAppend(final long index, final IdempotentAppendEntryDecoder decoder) throws IOException
+    {
+        final RecordLog log = this.log;
+        final boolean inLog = index <= log.lastRaftIndex();
+        idempotency.advanceClock(decoder.timestampMs());
+        final long nowMs = idempotency.clockMs();
+        final IdempotentAppendEntryDecoder.BatchesDecoder batches = decoder.batches();
+        final int batchCount = batches.count();
+        if (batchRecordCounts.length < batchCount)
+        {
+            batchRecordCounts = new int[batchCount];
+            batchOutcomes = new long[3 * batchCount];
+        }
+        final long firstPosition = appliedPosition + 1;
+        int b = 0;
+        for (final IdempotentAppendEntryDecoder.BatchesDecoder batch : batches)
+        {
+            final int recordCount = batch.recordCount();
+            final IdempotencyTable table = idempotency.table(batch.scope());
+            long outcome = AppendOutcome.APPENDED.value();
+            long first = appliedPosition + 1;
+            long count = recordCount;
+            if (table != null)
+            {
+                final int slot = table.find(batch.idHigh(), batch.idLow(), nowMs);
+                if (slot >= 0)
+                {
+                    outcome = table.digest(slot) == batch.bodyDigest() ?
+                        AppendOutcome.DUPLICATE.value() : AppendOutcome.CONFLICT.value();
+                    first = outcome == AppendOutcome.DUPLICATE.value() ? table.firstPosition(slot) : -1;
+                    count = outcome == AppendOutcome.DUPLICATE.value() ? table.count(slot) : 0;
+                }
+                else
+                {
+                    table.put(batch.idHigh(), batch.idLow(), batch.bodyDigest(), first, recordCount,
+                        nowMs + Math.max(0, batch.windowMs()));
+                }
+            }
+            if (outcome == AppendOutcome.APPENDED.value())
+            {
+                appliedPosition += recordCount;
+            }
+            batchRecordCounts[b] = recordCount;
+            batchOutcomes[3 * b] = first;
+            batchOutcomes[3 * b + 1] = count;
+            batchOutcomes[3 * b + 2] = outcome;
+            b++;
+        }
+        if (!inLog)
+        {
+            // Applied again after a restart when in the log already: positions were counted, nothing to write.
+            checkAppliedPosition(log, firstPosition);
+            final IdempotentAppendEntryDecoder.RecordsDecoder records = decoder.records();
+            int batchIndex = 0;
+            int leftInBatch = batchCount == 0 ? 0 : batchRecordCounts[0];
+            boolean written = false;
+            for (final IdempotentAppendEntryDecoder.RecordsDecoder record : records)
+            {
+                while (leftInBatch == 0 && batchIndex < batchCount - 1)
+                {
+                    leftInBatch = batchRecordCounts[++batchIndex];
+                }
+                leftInBatch--;
+                final long timestamp = record.timestamp();
+                final int keyLength = record.keyLength();
+                record.wrapKey(keyView);
+                record.wrapPayload(payloadView);
+                if (batchOutcomes[3 * batchIndex + 2] == AppendOutcome.APPENDED.value())
+                {
+                    log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
+                    written = true;
+                }
+            }
+            if (written)
+            {
+                log.flushWrites();
+                listener.onRecordsApplied(partitionId, log.lastPosition());
+            }
+        }
+        return appendBatchesResult(batchOutcomes, batchCount);
+    }
+
+    private void checkAppliedPosition(final RecordLog log, final long firstPosition)
+    {
+        if (log.lastPosition() + 1 != firstPosition)
+        {
+            // Cannot happen while replays count positions as first given; log it loudly rather than hide it.
+            LOG.error("partition {} on broker {}: applied positions expected {} next, the log has {} next",
+                partitionId, brokerId, firstPosition, log.lastPosition() + 1);
+        }
+    }
+
+    /** The remembered append ids (for tests and figures; read on the apply thread only). */
+    AppendIdempotency idempotency()
+    {
+        return idempotency;
     }
 
     private void onExportingState(final ExportingStateEntryDecoder decoder)
@@ -501,6 +630,9 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         {
             encoder.putBackfills(backfillStateNone, 0, 0);
         }
+        final UnsafeBuffer ids = new UnsafeBuffer(new byte[idempotency.snapshotLength()]);
+        final int idsLength = idempotency.write(ids, 0);
+        encoder.putIdempotency(ids, 0, idsLength);
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
 
         final File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
@@ -701,17 +833,54 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
     }
 
-    /** Decodes an append entry's reply: {firstPosition, count}, or null when the reply carries none. */
+    static Message appendBatchesResult(final long[] outcomes, final int batchCount)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH +
+            AppendBatchesResultEncoder.BLOCK_LENGTH + AppendBatchesResultEncoder.BatchesEncoder.sbeHeaderSize() +
+            batchCount * AppendBatchesResultEncoder.BatchesEncoder.sbeBlockLength()]);
+        final AppendBatchesResultEncoder encoder = new AppendBatchesResultEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        final AppendBatchesResultEncoder.BatchesEncoder batches = encoder.batchesCount(batchCount);
+        for (int i = 0; i < batchCount; i++)
+        {
+            batches.next()
+                .firstPosition(outcomes[3 * i])
+                .recordCount((int)outcomes[3 * i + 1])
+                .outcome(AppendOutcome.get((short)outcomes[3 * i + 2]));
+        }
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(buffer.byteArray()));
+    }
+
+    /**
+     * Decodes an append entry's reply: {firstPosition, count} for an {@code AppendEntry}, {firstPosition, count,
+     * outcome} per batch for an {@code IdempotentAppendEntry}, or null when the reply carries none.
+     */
     public static long[] decodeAppendResult(final Message message)
     {
         final byte[] bytes = message.getContent().toByteArray();
-        if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH + AppendResultDecoder.BLOCK_LENGTH)
+        if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH)
         {
             return null;
         }
         final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
-        if (header.templateId() != AppendResultDecoder.TEMPLATE_ID)
+        if (header.templateId() == AppendBatchesResultDecoder.TEMPLATE_ID)
+        {
+            final AppendBatchesResultDecoder decoder = new AppendBatchesResultDecoder()
+                .wrap(buffer, header.encodedLength(), header.blockLength(), header.version());
+            final AppendBatchesResultDecoder.BatchesDecoder batches = decoder.batches();
+            final long[] outcomes = new long[3 * batches.count()];
+            int i = 0;
+            for (final AppendBatchesResultDecoder.BatchesDecoder batch : batches)
+            {
+                outcomes[i++] = batch.firstPosition();
+                outcomes[i++] = batch.recordCount();
+                outcomes[i++] = batch.outcomeRaw();
+            }
+            return outcomes;
+        }
+        if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH + AppendResultDecoder.BLOCK_LENGTH ||
+            header.templateId() != AppendResultDecoder.TEMPLATE_ID)
         {
             return null;
         }

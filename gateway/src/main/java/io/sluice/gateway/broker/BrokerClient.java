@@ -29,7 +29,17 @@ public interface BrokerClient extends AutoCloseable
      * Appends a batch to a partition's leader, following NOT_LEADER answers and leader changes until the
      * deadline; completes once the batch is committed by a quorum.
      */
-    CompletableFuture<AppendResult> append(int partitionId, List<RecordToAppend> records, Duration timeout);
+    default CompletableFuture<AppendResult> append(int partitionId, List<RecordToAppend> records, Duration timeout)
+    {
+        return append(partitionId, records, null, timeout);
+    }
+
+    /**
+     * Appends a batch under an idempotency id (null for none; with an id the batch may be empty, a claim of the id):
+     * every attempt carries it, so a batch is committed at most once; a remembered id answers the positions it was
+     * first given, and fails with {@link BrokerErrorException} CONFLICT when it came with another request body.
+     */
+    CompletableFuture<AppendResult> append(int partitionId, List<RecordToAppend> records, AppendId id, Duration timeout);
 
     /** Asks one broker for the partitions it hosts. */
     CompletableFuture<BrokerTopology> topology(int brokerId, Duration timeout);

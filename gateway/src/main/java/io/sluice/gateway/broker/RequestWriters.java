@@ -65,9 +65,9 @@ final class RequestWriters
     }
 
     /** An append request; the records' keys are turned into UTF-8 once, here, so every retry reuses them. */
-    static AppendWriter append(final int partitionId, final List<RecordToAppend> records)
+    static AppendWriter append(final int partitionId, final List<RecordToAppend> records, final AppendId id)
     {
-        return new AppendWriter(partitionId, records);
+        return new AppendWriter(partitionId, records, id);
     }
 
     static final class AppendWriter implements MessageWriter
@@ -76,17 +76,24 @@ final class RequestWriters
 
         private final int partitionId;
         private final List<RecordToAppend> records;
+        private final AppendId id;
         private final byte[][] keys;
         private final int encodedLength;
 
-        AppendWriter(final int partitionId, final List<RecordToAppend> records)
+        AppendWriter(final int partitionId, final List<RecordToAppend> records, final AppendId id)
         {
-            if (records.isEmpty() || records.size() > AppendRequestEncoder.RecordsEncoder.countMaxValue())
+            final int min = id == null ? 1 : 0;
+            if (records.size() < min || records.size() > AppendRequestEncoder.RecordsEncoder.countMaxValue())
             {
-                throw new IllegalArgumentException("partition " + partitionId + ": a batch holds 1.." +
+                throw new IllegalArgumentException("partition " + partitionId + ": a batch holds " + min + ".." +
                     AppendRequestEncoder.RecordsEncoder.countMaxValue() + " records, was " + records.size());
             }
+            if (id != null && id.windowMs() <= 0)
+            {
+                throw new IllegalArgumentException("partition " + partitionId + ": an append id needs a positive window");
+            }
             this.partitionId = partitionId;
+            this.id = id;
             this.records = records;
             this.keys = new byte[records.size()][];
             long length = MessageHeaderEncoder.ENCODED_LENGTH + AppendRequestEncoder.BLOCK_LENGTH +
@@ -117,6 +124,11 @@ final class RequestWriters
             final AppendRequestEncoder.RecordsEncoder group = encoders.append
                 .wrapAndApplyHeader(buffer, offset, encoders.header)
                 .partitionId(partitionId)
+                .idempotencyWindowMs(id == null ? 0 : id.windowMs())
+                .idempotencyScope((short)(id == null ? 0 : id.scope()))
+                .idHigh(id == null ? 0 : id.high())
+                .idLow(id == null ? 0 : id.low())
+                .bodyDigest(id == null ? 0 : id.bodyDigest())
                 .recordsCount(keys.length);
             for (int i = 0; i < keys.length; i++)
             {

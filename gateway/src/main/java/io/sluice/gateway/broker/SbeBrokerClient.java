@@ -26,7 +26,8 @@ import java.util.function.Function;
  * <p>
  * Appends go to the partition's leader as the {@link LeaderLookup} knows it, then follow NOT_LEADER hints,
  * and otherwise walk the partition's replicas with a small backoff until the deadline. An attempt that times
- * out is tried again (possibly elsewhere), so a retried batch may be committed twice: delivery is at least once. Admin and topology
+ * out is tried again (possibly elsewhere) with the same {@link AppendId}, so the partition commits it at most once
+ * (the caller gives every batch an id; without one a retried batch may be committed twice). Admin and topology
  * requests go to exactly one broker and are never retried. Thread-safe; callbacks run on transport threads
  * or on the one backoff thread and never block.
  */
@@ -101,7 +102,7 @@ public final class SbeBrokerClient implements BrokerClient
 
     @Override
     public CompletableFuture<AppendResult> append(
-        final int partitionId, final List<RecordToAppend> records, final Duration timeout)
+        final int partitionId, final List<RecordToAppend> records, final AppendId id, final Duration timeout)
     {
         final RequestWriters.AppendWriter request;
         try
@@ -111,7 +112,7 @@ public final class SbeBrokerClient implements BrokerClient
                 throw new IllegalArgumentException("unknown partition " + partitionId +
                     " (partitions are 1.." + distribution.partitionCount() + ")");
             }
-            request = RequestWriters.append(partitionId, records);
+            request = RequestWriters.append(partitionId, records, id);
         }
         catch (final IllegalArgumentException e)
         {
@@ -271,7 +272,7 @@ public final class SbeBrokerClient implements BrokerClient
             }
             if (error instanceof RequestTimeoutException)
             {
-                // The batch may still commit there (delivery is at least once); try again while time is left.
+                // The batch may still commit there; its id makes the next attempt answer the same positions.
                 tryNext(-1);
                 return;
             }

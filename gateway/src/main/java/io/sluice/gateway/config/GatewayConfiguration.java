@@ -4,15 +4,21 @@ import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.SbeBrokerClient;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.gateway.topology.PolledClusterTopology;
+import io.sluice.gateway.web.ContainerErrorsAsJson;
+import io.sluice.gateway.web.ContractErrorAttributes;
+import io.sluice.gateway.web.StrictQueryParameters;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 
 import java.time.Clock;
 import java.util.OptionalInt;
@@ -24,9 +30,34 @@ import java.util.concurrent.atomic.AtomicReference;
  * so the client reaches the topology lazily.
  */
 @Configuration(proxyBeanMethods = false)
-@EnableConfigurationProperties({ClusterProperties.class, GatewayProperties.class})
+@EnableConfigurationProperties({ClusterProperties.class, GatewayProperties.class, RecordsProperties.class})
 public class GatewayConfiguration
 {
+    /** Tomcat's own errors on the client port as JSON (the management context has its own, see ManagementWebConfiguration). */
+    @Bean
+    public ContainerErrorsAsJson containerErrorsAsJson()
+    {
+        return new ContainerErrorsAsJson();
+    }
+
+    /** Unknown query parameters are refused on the client port (and the management port when shared). */
+    @Bean
+    public FilterRegistrationBean<StrictQueryParameters> strictQueryParameters(final Environment environment)
+    {
+        final FilterRegistrationBean<StrictQueryParameters> registration = new FilterRegistrationBean<>(
+            new StrictQueryParameters(environment.getProperty("management.endpoints.web.base-path", "/actuator")));
+        registration.setName("strictQueryParameters");
+        registration.addUrlPatterns("/*");
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 20);
+        return registration;
+    }
+
+    @Bean
+    public ContractErrorAttributes contractErrorAttributes()
+    {
+        return new ContractErrorAttributes();
+    }
+
     @Bean
     public PartitionDistribution partitionDistribution(final ClusterProperties cluster)
     {

@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -41,7 +42,12 @@ import java.util.concurrent.TimeoutException;
  * latest version wins on every replica), and sends one admin request per pair at once, each with the
  * request timeout; pairs of a broker the topology knows to be unreachable fail at once. A pair succeeded
  * only if its replica answered holding the asked-for state, durably. The answer lists every pair with its
- * outcome; the operation never completes exceptionally. Thread-safe.
+ * outcome; the operation never completes exceptionally.
+ * <p>
+ * The status reads its own writes: every answer a replica gave with the asked-for state is folded into the
+ * view before the operation completes, and wins over the polled state until a poll reports that version or a
+ * newer one; so right after an answered pause, a pair it reported SUCCEEDED shows PAUSED, and an older poll
+ * still in flight cannot bring back the state before. A broker that is unreachable stays UNKNOWN. Thread-safe.
  */
 @Service
 public class ExportingControlService
@@ -57,6 +63,8 @@ public class ExportingControlService
     private final Duration requestTimeout;
     private final ExportingVersionSequence versions;
     private final ExportingOperationListener listener;
+    /** Answers with the asked-for state that no poll has caught up with yet, keyed by pair. */
+    private final ConcurrentHashMap<PartitionReplica, AdminResult> answered = new ConcurrentHashMap<>();
 
     @Autowired
     public ExportingControlService(
@@ -128,7 +136,7 @@ public class ExportingControlService
                     replica.brokerId(),
                     replica.partitionId(),
                     roleName(status),
-                    stateName(status.exportingState()),
+                    stateName(latestState(replica, status)),
                     status.exportedPosition(),
                     status.lastPosition()))
                 .orElseGet(() -> new ExportingStatus.PairStatus(
@@ -142,6 +150,28 @@ public class ExportingControlService
     public Duration requestTimeout()
     {
         return requestTimeout;
+    }
+
+    /** The polled state, or the state a replica answered at a newer version than the poll saw. */
+    private ExportingState latestState(final PartitionReplica replica, final BrokerTopology.PartitionStatus polled)
+    {
+        final AdminResult answer = answered.get(replica);
+        if (answer == null)
+        {
+            return polled.exportingState();
+        }
+        if (polled.exportingStateVersion() >= answer.version())
+        {
+            answered.remove(replica, answer); // the poll caught up: it is the fresher source again
+            return polled.exportingState();
+        }
+        return answer.state();
+    }
+
+    /** Folds a successful answer into the view, keeping per pair only the newest version answered. */
+    private void remember(final AdminResult answer)
+    {
+        answered.merge(answer.replica(), answer, (held, fresh) -> fresh.version() >= held.version() ? fresh : held);
     }
 
     private CompletableFuture<ExportingOperationResult> execute(
@@ -272,8 +302,20 @@ public class ExportingControlService
         }
         return answer
             .orTimeout(requestTimeout.plus(DEADLINE_GRACE).toMillis(), TimeUnit.MILLISECONDS)
-            .handle((result, error) -> error == null ?
-                classifyAnswer(operation, target, version, result) : classifyFailure(target, error));
+            .handle((result, error) ->
+            {
+                if (error != null)
+                {
+                    return classifyFailure(target, error);
+                }
+                final TargetResult classified = classifyAnswer(operation, target, version, result);
+                if (classified.outcome() == ExportingOutcome.SUCCEEDED)
+                {
+                    remember(new AdminResult(target, result.state(), result.version(), result.exportedPosition(),
+                        result.lastPosition()));
+                }
+                return classified;
+            });
     }
 
     private static TargetResult classifyAnswer(

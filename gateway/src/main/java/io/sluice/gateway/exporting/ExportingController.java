@@ -30,6 +30,9 @@ import java.util.concurrent.CompletableFuture;
 @RequestMapping("${management.endpoints.web.base-path:/actuator}/exporting")
 public class ExportingController
 {
+    /** Largest body read: 64 KiB holds thousands of targets. */
+    static final int MAX_BODY_BYTES = 64 * 1024;
+
     private final ExportingControlService service;
     private final ExportingTargetsReader targetsReader = new ExportingTargetsReader();
 
@@ -67,6 +70,21 @@ public class ExportingController
         return ManagementErrorHandler.answer(HttpStatus.BAD_REQUEST, e.getMessage());
     }
 
+    @ExceptionHandler(BodyTooLargeException.class)
+    public ResponseEntity<ManagementErrorBody> onBodyTooLarge(final BodyTooLargeException e)
+    {
+        return ManagementErrorHandler.answer(HttpStatus.CONTENT_TOO_LARGE, e.getMessage());
+    }
+
+    /** A body over {@link #MAX_BODY_BYTES}: 413. */
+    static final class BodyTooLargeException extends RuntimeException
+    {
+        BodyTooLargeException(final String message)
+        {
+            super(message);
+        }
+    }
+
     static HttpStatus statusOf(final ExportingOutcome result)
     {
         return switch (result)
@@ -85,7 +103,13 @@ public class ExportingController
     private Optional<List<PartitionReplica>> readTargets(final HttpServletRequest request) throws IOException
     {
         // The raw body, whatever its Content-Type (curl -d sends a form type): an empty body means every pair.
-        final byte[] body = request.getInputStream().readAllBytes();
+        // Capped: a target list of every pair of a large cluster is a few KB, so a huge body is never held whole.
+        final byte[] body = request.getInputStream().readNBytes(MAX_BODY_BYTES + 1);
+        if (body.length > MAX_BODY_BYTES)
+        {
+            throw new BodyTooLargeException("the request body exceeds the maximum of " + MAX_BODY_BYTES +
+                " bytes for a list of targets; nothing was sent");
+        }
         if (body.length == 0 && request.getContentLengthLong() > 0)
         {
             // Something parsed it as form parameters already; guessing "every pair" here would be wrong.

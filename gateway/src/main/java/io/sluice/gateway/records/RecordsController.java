@@ -1,10 +1,13 @@
 package io.sluice.gateway.records;
 
+import io.sluice.gateway.broker.AppendId;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.MalformedResponseException;
 import io.sluice.gateway.config.GatewayProperties;
+import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.gateway.json.JsonSyntaxError;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportException;
@@ -24,7 +27,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -34,11 +40,17 @@ import java.util.concurrent.CompletionException;
  * {@code POST /v1/records}: one JSON object {@code {"key": "...", "payload": ...}} or an array of them.
  * Answers once every record is committed, with its partition and position (an array, in request order,
  * for an array). The payload is forwarded as compact JSON text; decimals are kept exactly as written.
+ * <p>
+ * An {@code Idempotency-Key} header (1 to {@value #MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters) makes the
+ * request repeatable: the same key and body within {@code sluice.records.idempotency-window} answer as the first
+ * time did and append nothing again; the same key with another body is a 422.
  */
 @RestController
 public class RecordsController
 {
     private static final Logger LOG = LoggerFactory.getLogger(RecordsController.class);
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    static final int MAX_IDEMPOTENCY_KEY_LENGTH = 128;
 
     private final JsonMapper json = JsonMapper.builder()
         .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
@@ -47,11 +59,20 @@ public class RecordsController
     private final RecordsService records;
     private final long maxPayloadBytes;
     private final long maxRequestBytes;
+    private final Duration idempotencyWindow;
 
-    public RecordsController(final RecordsService records, final GatewayProperties properties)
+    public RecordsController(final RecordsService records, final GatewayProperties properties, final RecordsProperties recordsProperties)
     {
         this.records = records;
+        this.idempotencyWindow = recordsProperties.getIdempotencyWindow();
         this.maxPayloadBytes = properties.getMaxPayloadBytes().toBytes();
+        if (AppendLimits.recordBytes(AppendLimits.MAX_KEY_BYTES, 0) + maxPayloadBytes > AppendLimits.MAX_BATCH_BYTES)
+        {
+            throw new IllegalArgumentException("sluice.gateway.max-payload-bytes: " + maxPayloadBytes + " bytes with a key of up to " +
+                AppendLimits.MAX_KEY_BYTES + " bytes exceeds the " + AppendLimits.MAX_BATCH_BYTES +
+                " bytes a partition replicates in one append; at most " +
+                (AppendLimits.MAX_BATCH_BYTES - AppendLimits.recordBytes(AppendLimits.MAX_KEY_BYTES, 0)) + " bytes");
+        }
         this.maxRequestBytes = properties.getMaxRequestBytes().toBytes();
     }
 
@@ -62,7 +83,9 @@ public class RecordsController
     @PostMapping(path = "/v1/records", produces = MediaType.APPLICATION_JSON_VALUE)
     public CompletableFuture<ResponseEntity<Object>> post(final HttpServletRequest request) throws IOException
     {
-        final JsonNode root = parse(readBody(request));
+        final String idempotencyKey = idempotencyKey(request);
+        final byte[] body = readBody(request);
+        final JsonNode root = parse(body);
         final boolean isArray = root.isArray();
         final List<RecordsService.IncomingRecord> incoming = new ArrayList<>();
         if (isArray)
@@ -80,11 +103,12 @@ public class RecordsController
         {
             return CompletableFuture.completedFuture(ResponseEntity.ok(List.of()));
         }
-        return records.write(incoming).handle((positions, error) ->
+        final long digest = idempotencyKey == null ? 0 : AppendId.digest(body);
+        return records.write(incoming, idempotencyKey, digest).handle((positions, error) ->
         {
             if (error != null)
             {
-                return failure(error);
+                return failure(error, idempotencyKey);
             }
             return ResponseEntity.ok(isArray ? positions : positions.get(0));
         });
@@ -95,6 +119,37 @@ public class RecordsController
     {
         return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_JSON)
             .body(Map.of("error", e.error(), "message", e.getMessage()));
+    }
+
+    /** The request's idempotency key, null without one; anything but one header of printable ASCII is refused. */
+    static String idempotencyKey(final HttpServletRequest request)
+    {
+        final List<String> values = Collections.list(request.getHeaders(IDEMPOTENCY_KEY));
+        if (values.isEmpty())
+        {
+            return null;
+        }
+        if (values.size() > 1)
+        {
+            throw new InvalidRecordException("invalid_idempotency_key",
+                IDEMPOTENCY_KEY + " is given " + values.size() + " times; give it once");
+        }
+        final String key = values.get(0);
+        if (key.isEmpty() || key.length() > MAX_IDEMPOTENCY_KEY_LENGTH)
+        {
+            throw new InvalidRecordException("invalid_idempotency_key", IDEMPOTENCY_KEY + " must be 1 to " +
+                MAX_IDEMPOTENCY_KEY_LENGTH + " printable ASCII characters, was " + key.length() + " characters");
+        }
+        for (int i = 0; i < key.length(); i++)
+        {
+            final char c = key.charAt(i);
+            if (c < 0x20 || c > 0x7e)
+            {
+                throw new InvalidRecordException("invalid_idempotency_key", IDEMPOTENCY_KEY +
+                    " must be printable ASCII; character " + i + " is U+" + String.format("%04X", (int)c));
+            }
+        }
+        return key;
     }
 
     private byte[] readBody(final HttpServletRequest request) throws IOException
@@ -117,6 +172,7 @@ public class RecordsController
         {
             throw new InvalidRecordException("malformed_json", "the request body is empty; expected a JSON object or array");
         }
+        Utf8.requireValid(body);
         final JsonNode root;
         try
         {
@@ -129,6 +185,10 @@ public class RecordsController
         if (root == null || root.isMissingNode() || !(root.isObject() || root.isArray()))
         {
             throw new InvalidRecordException("invalid_record", "expected a JSON object or an array of objects");
+        }
+        if (Utf8.mayEscapeSurrogates(body))
+        {
+            Utf8.requireNoLoneSurrogates(root, "the request");
         }
         return root;
     }
@@ -152,6 +212,15 @@ public class RecordsController
         {
             throw new InvalidRecordException("invalid_record", where + ": key must be a string");
         }
+        if (key != null && key.isString())
+        {
+            final int keyBytes = key.asString().getBytes(StandardCharsets.UTF_8).length;
+            if (keyBytes > AppendLimits.MAX_KEY_BYTES)
+            {
+                throw new InvalidRecordException("key_too_large", where + ": key of " + keyBytes +
+                    " bytes exceeds the maximum of " + AppendLimits.MAX_KEY_BYTES + " bytes (UTF-8)");
+            }
+        }
         final JsonNode payload = node.get("payload");
         if (payload == null)
         {
@@ -166,12 +235,19 @@ public class RecordsController
         return new RecordsService.IncomingRecord(key == null || key.isNull() ? null : key.asString(), payloadBytes);
     }
 
-    private static ResponseEntity<Object> failure(final Throwable error)
+    private ResponseEntity<Object> failure(final Throwable error, final String idempotencyKey)
     {
         Throwable cause = error;
         while (cause instanceof CompletionException && cause.getCause() != null)
         {
             cause = cause.getCause();
+        }
+        if (cause instanceof BrokerErrorException conflict && conflict.code() == ErrorCode.CONFLICT && idempotencyKey != null)
+        {
+            return ResponseEntity.unprocessableContent().contentType(MediaType.APPLICATION_JSON)
+                .body(Map.of("error", "idempotency_key_reused", "message", IDEMPOTENCY_KEY + " '" + idempotencyKey +
+                    "' was already used with a different request body within the idempotency window (" +
+                    idempotencyWindow + ", sluice.records.idempotency-window); nothing was appended"));
         }
         final HttpStatus status;
         final String code;

@@ -1,5 +1,7 @@
 package io.sluice.gateway.security;
 
+import io.sluice.gateway.web.ContainerErrorsAsJson;
+import io.sluice.gateway.web.StrictQueryParameters;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextType;
 import org.springframework.boot.actuate.autoconfigure.web.server.ManagementPortType;
@@ -38,6 +40,25 @@ public class ManagementWebConfiguration
         registration.addUrlPatterns("/*");
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 10);
         return registration;
+    }
+
+    /** Unknown query parameters are refused on the management port too (CONTRACT §3 "Errors"). */
+    @Bean
+    public FilterRegistrationBean<StrictQueryParameters> managementStrictQueryParameters(final Environment environment)
+    {
+        final FilterRegistrationBean<StrictQueryParameters> registration = new FilterRegistrationBean<>(
+            new StrictQueryParameters(environment.getProperty("management.endpoints.web.base-path", "/actuator")));
+        registration.setName("managementStrictQueryParameters");
+        registration.addUrlPatterns("/*");
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 20);
+        return registration;
+    }
+
+    /** Tomcat's own errors on the management port as JSON, like on the client port. */
+    @Bean
+    public ContainerErrorsAsJson managementContainerErrorsAsJson()
+    {
+        return new ContainerErrorsAsJson();
     }
 
     private static String trimTrailingSlash(final String path)

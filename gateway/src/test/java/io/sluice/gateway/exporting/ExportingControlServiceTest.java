@@ -346,6 +346,57 @@ class ExportingControlServiceTest
     }
 
     @Test
+    void statusShowsTheAnsweredStateAtOnceAndAnOlderPollCannotTakeItBack()
+    {
+        reportEverywhere(ExportingState.EXPORTING, 5);
+
+        assertThat(service.pause(false, Optional.empty()).join().result()).isEqualTo(ExportingOutcome.SUCCEEDED);
+        assertThat(service.status().state()).as("before any poll").isEqualTo("PAUSED");
+
+        reportEverywhere(ExportingState.EXPORTING, 5); // a poll that left before the pause was applied
+        assertThat(service.status().state()).as("after an older poll").isEqualTo("PAUSED");
+
+        assertThat(service.pause(true, Optional.empty()).join().result()).isEqualTo(ExportingOutcome.SUCCEEDED);
+        assertThat(service.status().state()).isEqualTo("SOFT_PAUSED");
+        assertThat(service.resume(Optional.empty()).join().result()).isEqualTo(ExportingOutcome.SUCCEEDED);
+        assertThat(service.status().state()).isEqualTo("EXPORTING");
+
+        reportEverywhere(ExportingState.PAUSED, Long.MAX_VALUE); // a newer change, e.g. through another gateway
+        assertThat(service.status().state()).as("a poll of a newer version wins").isEqualTo("PAUSED");
+    }
+
+    @Test
+    void statusKeepsThePolledStateOfAFailedPairAndUnknownForAnUnreachableBroker()
+    {
+        reportEverywhere(ExportingState.EXPORTING, 5);
+        final PartitionReplica refused = new PartitionReplica(2, 4);
+        client.respondWith(call -> call.target().equals(refused) ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.UNAVAILABLE, 4, "no quorum")) :
+            FakeBrokerClient.applied(call));
+
+        assertThat(service.pause(false, Optional.empty()).join().result()).isEqualTo(ExportingOutcome.FAILED);
+        topology.unreachable(1);
+        final ExportingStatus status = service.status();
+
+        assertThat(status.state()).isEqualTo("MIXED");
+        assertThat(status.targets()).filteredOn(pair -> pair.brokerId() == 2 && pair.partitionId() == 4)
+            .singleElement().satisfies(pair -> assertThat(pair.state()).isEqualTo("EXPORTING"));
+        assertThat(status.targets()).filteredOn(pair -> pair.brokerId() == 1)
+            .hasSize(6).allSatisfy(pair -> assertThat(pair.state()).isEqualTo("UNKNOWN"));
+        assertThat(status.targets()).filteredOn(pair -> pair.brokerId() == 0)
+            .hasSize(6).allSatisfy(pair -> assertThat(pair.state()).isEqualTo("PAUSED"));
+    }
+
+    private void reportEverywhere(final ExportingState state, final long version)
+    {
+        for (final PartitionReplica replica : topology.distribution().replicas())
+        {
+            topology.report(replica, status(replica.partitionId(),
+                replica.brokerId() == 0 ? PartitionRole.LEADER : PartitionRole.FOLLOWER, state, version));
+        }
+    }
+
+    @Test
     void statusIsUnknownWhenNoBrokerIsReachable()
     {
         topology.unreachable(0).unreachable(1).unreachable(2);

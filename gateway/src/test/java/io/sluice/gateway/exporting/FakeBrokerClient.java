@@ -1,6 +1,7 @@
 package io.sluice.gateway.exporting;
 
 import io.sluice.gateway.broker.AdminResult;
+import io.sluice.gateway.broker.AppendId;
 import io.sluice.gateway.broker.AppendResult;
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerTopology;
@@ -74,7 +75,8 @@ public final class FakeBrokerClient implements BrokerClient
     }
 
     @Override
-    public CompletableFuture<AppendResult> append(final int partitionId, final List<RecordToAppend> records, final Duration timeout)
+    public CompletableFuture<AppendResult> append(
+        final int partitionId, final List<RecordToAppend> records, final AppendId id, final Duration timeout)
     {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("not used by exporting control"));
     }

@@ -60,6 +60,15 @@ public final class GatewayClient
             .POST(HttpRequest.BodyPublishers.ofString(jsonBody, StandardCharsets.UTF_8)), "POST /v1/records");
     }
 
+    /** {@code POST /v1/records} with a raw body and an {@code Idempotency-Key} header. */
+    public HttpAnswer postRecords(final String jsonBody, final String idempotencyKey)
+    {
+        return send(HttpRequest.newBuilder(clientBase.resolve("/v1/records"))
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", idempotencyKey)
+            .POST(HttpRequest.BodyPublishers.ofString(jsonBody, StandardCharsets.UTF_8)), "POST /v1/records");
+    }
+
     /** Writes one record; fails with {@link GatewayException} unless the gateway answers 200. */
     public WrittenRecord write(final String key, final String payloadJson)
     {

@@ -1,0 +1,33 @@
+package io.sluice.protocol.message;
+
+/**
+ * The sizes an append must fit, shared by the gateway (which checks them once, before anything is sent) and the
+ * broker (which sizes its Raft buffers from them and refuses a batch over them instead of proposing it). One Raft
+ * entry carries at most one client batch over {@link #MAX_MERGED_ENTRY_BYTES}, so no entry exceeds
+ * {@link #MAX_BATCH_BYTES} plus the entry's own headers, and Raft can always replicate it in one append.
+ */
+public final class AppendLimits
+{
+    /** Encoded records of one append batch at most: keys, payloads and per-record headers, not payloads alone. */
+    public static final int MAX_BATCH_BYTES = 2 * 1024 * 1024;
+    /** Bytes a record costs in a batch besides its key and payload: timestamp, key length, payload length. */
+    public static final int RECORD_OVERHEAD_BYTES = Long.BYTES + 2 * Integer.BYTES;
+    /** Room for an entry's headers (message header, group headers, one block per batch) over its records. */
+    public static final int ENTRY_HEADROOM_BYTES = 64 * 1024;
+    /** The largest Raft entry a partition proposes; Raft's appender and write buffers are sized from it. */
+    public static final int MAX_ENTRY_BYTES = MAX_BATCH_BYTES + ENTRY_HEADROOM_BYTES;
+    /** Concurrent batches are merged into one entry up to this size; a larger batch goes alone. */
+    public static final int MAX_MERGED_ENTRY_BYTES = 512 * 1024;
+    /** The largest record key, in UTF-8 bytes. */
+    public static final int MAX_KEY_BYTES = 64 * 1024;
+
+    private AppendLimits()
+    {
+    }
+
+    /** Bytes a record takes in a batch. */
+    public static long recordBytes(final int keyBytes, final int payloadBytes)
+    {
+        return RECORD_OVERHEAD_BYTES + (long)keyBytes + payloadBytes;
+    }
+}
