@@ -1,7 +1,14 @@
 package io.sluice.broker.exporter;
 
-import org.agrona.ExpandableArrayBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.exc.StreamReadException;
+import tools.jackson.core.json.JsonFactory;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -13,7 +20,8 @@ import java.nio.file.StandardOpenOption;
 /**
  * Writes records as JSON lines to {@code <path>/partition-<id>.jsonl}, one record a line:
  * {@code {"partitionId":2,"position":123,"key":"order-42","timestamp":1764420000000,"payload":{...}}},
- * the payload being the JSON bytes the client sent (or {@code null} when empty).
+ * the payload being the JSON value the client sent (or {@code null} when empty). Every line is written by a JSON
+ * encoder, the payload copied through a parser, so no payload can end a line early or forge another one.
  * <p>
  * Each line goes to the OS in one append-mode write before the record is acknowledged (flushed to the OS,
  * not fsynced, so it survives a process crash but not a power loss; {@link #close} forces it to disk).
@@ -26,7 +34,11 @@ public final class FileExporter implements Exporter
     public static final String TYPE = "file";
     public static final String PATH_PROPERTY = "path";
 
-    private final ExpandableArrayBuffer line = new ExpandableArrayBuffer(1024);
+    private static final Logger LOG = LoggerFactory.getLogger(FileExporter.class);
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private final LineBuffer line = new LineBuffer();
+    private byte[] payload = new byte[1024];
     private Path file;
     private FileChannel channel;
     private ExporterController controller;
@@ -57,37 +69,29 @@ public final class FileExporter implements Exporter
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.APPEND);
         }
-        int length = 0;
-        length += line.putStringWithoutLengthAscii(length, "{\"partitionId\":");
-        length += line.putIntAscii(length, partitionId);
-        length += line.putStringWithoutLengthAscii(length, ",\"position\":");
-        length += line.putLongAscii(length, record.position());
-        length += line.putStringWithoutLengthAscii(length, ",\"key\":");
-        final String key = record.key();
-        if (key == null)
+        final int payloadLength = record.payloadLength();
+        if (payload.length < payloadLength)
         {
-            length += line.putStringWithoutLengthAscii(length, "null");
+            payload = new byte[Math.max(payloadLength, payload.length * 2)];
         }
-        else
+        record.buffer().getBytes(record.payloadOffset(), payload, 0, payloadLength);
+        line.reset();
+        try
         {
-            length = putJsonString(length, key);
+            writeLine(record, payloadLength, false);
         }
-        length += line.putStringWithoutLengthAscii(length, ",\"timestamp\":");
-        length += line.putLongAscii(length, record.timestamp());
-        length += line.putStringWithoutLengthAscii(length, ",\"payload\":");
-        if (record.payloadLength() == 0)
+        catch (final JacksonException e)
         {
-            length += line.putStringWithoutLengthAscii(length, "null");
+            // Brokers refuse payloads that are not one JSON value, but records stored before they did may hold
+            // anything: such a payload is exported as a JSON string, so it can never end the line or start another.
+            LOG.warn("partition {}: the payload at position {} is not valid JSON ({}); exporting it as a string",
+                partitionId, record.position(), e.getOriginalMessage());
+            line.reset();
+            writeLine(record, payloadLength, true);
         }
-        else
-        {
-            line.putBytes(length, record.buffer(), record.payloadOffset(), record.payloadLength());
-            length += record.payloadLength();
-        }
-        line.putByte(length++, (byte)'}');
-        line.putByte(length++, (byte)'\n');
+        line.write('\n');
 
-        final ByteBuffer bytes = ByteBuffer.wrap(line.byteArray(), 0, length);
+        final ByteBuffer bytes = ByteBuffer.wrap(line.bytes(), 0, line.size());
         while (bytes.hasRemaining())
         {
             channel.write(bytes);
@@ -95,39 +99,70 @@ public final class FileExporter implements Exporter
         controller.acknowledge(record.position());
     }
 
-    private int putJsonString(final int offset, final String value)
+    /** One record as a JSON object, every field written by the encoder: nothing the client sent is spliced in. */
+    private void writeLine(final CommittedRecord record, final int payloadLength, final boolean payloadAsText)
     {
-        int length = offset;
-        line.putByte(length++, (byte)'"');
-        final StringBuilder escaped = new StringBuilder(value.length() + 8);
-        for (int i = 0; i < value.length(); i++)
+        try (JsonGenerator out = JSON.createGenerator(line))
         {
-            final char c = value.charAt(i);
-            switch (c)
+            out.writeStartObject();
+            out.writeNumberProperty("partitionId", partitionId);
+            out.writeNumberProperty("position", record.position());
+            final String key = record.key();
+            if (key == null)
             {
-                case '"' -> escaped.append("\\\"");
-                case '\\' -> escaped.append("\\\\");
-                case '\n' -> escaped.append("\\n");
-                case '\r' -> escaped.append("\\r");
-                case '\t' -> escaped.append("\\t");
-                default ->
-                {
-                    if (c < 0x20)
-                    {
-                        escaped.append(String.format("\\u%04x", (int)c));
-                    }
-                    else
-                    {
-                        escaped.append(c);
-                    }
-                }
+                out.writeNullProperty("key");
+            }
+            else
+            {
+                out.writeStringProperty("key", key);
+            }
+            out.writeNumberProperty("timestamp", record.timestamp());
+            out.writeName("payload");
+            if (payloadLength == 0)
+            {
+                out.writeNull();
+            }
+            else if (payloadAsText)
+            {
+                out.writeString(new String(payload, 0, payloadLength, StandardCharsets.UTF_8));
+            }
+            else
+            {
+                copyPayload(out, payloadLength);
+            }
+            out.writeEndObject();
+        }
+    }
+
+    /** Copies the payload token by token (numbers exactly as written); throws unless it is exactly one JSON value. */
+    private void copyPayload(final JsonGenerator out, final int payloadLength)
+    {
+        try (JsonParser in = JSON.createParser(payload, 0, payloadLength))
+        {
+            if (in.nextToken() == null)
+            {
+                throw new StreamReadException(in, "no JSON value");
+            }
+            out.copyCurrentStructureExact(in);
+            if (in.nextToken() != null)
+            {
+                throw new StreamReadException(in, "more than one JSON value");
             }
         }
-        final byte[] utf8 = escaped.toString().getBytes(StandardCharsets.UTF_8);
-        line.putBytes(length, utf8);
-        length += utf8.length;
-        line.putByte(length++, (byte)'"');
-        return length;
+    }
+
+    /** A byte array output stream that hands out its buffer instead of copying it. */
+    private static final class LineBuffer extends ByteArrayOutputStream
+    {
+        LineBuffer()
+        {
+            super(1024);
+        }
+
+        byte[] bytes()
+        {
+            return buf;
+        }
     }
 
     @Override

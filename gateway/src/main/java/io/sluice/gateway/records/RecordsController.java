@@ -4,7 +4,9 @@ import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.MalformedResponseException;
 import io.sluice.gateway.config.GatewayProperties;
 import io.sluice.gateway.json.JsonSyntaxError;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportException;
@@ -24,6 +26,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -52,6 +55,11 @@ public class RecordsController
     {
         this.records = records;
         this.maxPayloadBytes = properties.getMaxPayloadBytes().toBytes();
+        if (maxPayloadBytes > RequestLimits.MAX_PAYLOAD_BYTES)
+        {
+            throw new InvalidClusterConfigException("sluice.gateway.max-payload-bytes", "at most " +
+                RequestLimits.MAX_PAYLOAD_BYTES + " bytes (the brokers refuse larger payloads), was " + maxPayloadBytes);
+        }
         this.maxRequestBytes = properties.getMaxRequestBytes().toBytes();
     }
 
@@ -151,6 +159,12 @@ public class RecordsController
         if (key != null && !key.isNull() && !key.isString())
         {
             throw new InvalidRecordException("invalid_record", where + ": key must be a string");
+        }
+        if (key != null && key.isString() &&
+            key.asString().getBytes(StandardCharsets.UTF_8).length > RequestLimits.MAX_KEY_BYTES)
+        {
+            throw new InvalidRecordException("invalid_record", where + ": key exceeds the maximum of " +
+                RequestLimits.MAX_KEY_BYTES + " bytes (UTF-8)");
         }
         final JsonNode payload = node.get("payload");
         if (payload == null)
