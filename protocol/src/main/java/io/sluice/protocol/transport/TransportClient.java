@@ -14,12 +14,14 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
+import io.sluice.protocol.tls.ClusterTls;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -61,6 +63,7 @@ public final class TransportClient implements AutoCloseable
         (AtomicIntegerFieldUpdater)AtomicIntegerFieldUpdater.newUpdater(Connection.class, "pendingCount");
 
     private final TransportConfig config;
+    private final ClusterTls tls;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
     /** Copy-on-write, scanned on every send: a cluster has few peers, and unresolved addresses hash slowly. */
@@ -70,7 +73,14 @@ public final class TransportClient implements AutoCloseable
 
     public TransportClient(final TransportConfig config)
     {
+        this(config, null);
+    }
+
+    /** A client that speaks mutual TLS to every peer when {@code tls} is not null. */
+    public TransportClient(final TransportConfig config, final ClusterTls tls)
+    {
         this.config = config;
+        this.tls = tls;
         this.group = NettyIo.newGroup(config.ioThreads(), "sluice-transport-client");
         this.bootstrap = new Bootstrap()
             .group(group)
@@ -320,6 +330,12 @@ public final class TransportClient implements AutoCloseable
                 {
                     protected void initChannel(final SocketChannel ch)
                     {
+                        if (tls != null)
+                        {
+                            // Requests written before the handshake completes wait in the handler, encrypted after it.
+                            ch.pipeline().addLast(tls.clientHandlers(ch.alloc(), peer.remote.getHostString(),
+                                peer.remote.getPort()));
+                        }
                         ch.pipeline().addLast(new FlushConsolidationHandler(256, true), self);
                     }
                 })
@@ -473,7 +489,13 @@ public final class TransportClient implements AutoCloseable
         @Override
         public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
         {
-            if (cause instanceof DecoderException)
+            final SSLException tlsFailure = TransportServer.tlsFailure(cause);
+            if (tlsFailure != null)
+            {
+                LOG.warn("closing connection to {}: TLS handshake failed: {}", describe(peer.remote), tlsFailure.getMessage());
+                failure = "TLS handshake failed: " + tlsFailure.getMessage();
+            }
+            else if (cause instanceof DecoderException)
             {
                 LOG.warn("closing connection to {}: {}", describe(peer.remote),
                     cause.getCause() != null ? cause.getCause().getMessage() : cause.getMessage());

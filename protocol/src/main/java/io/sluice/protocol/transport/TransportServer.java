@@ -17,10 +17,12 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.ErrorResponseWriter;
+import io.sluice.protocol.tls.ClusterTls;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ScheduledFuture;
@@ -45,6 +47,7 @@ public final class TransportServer implements AutoCloseable
 
     private final TransportConfig config;
     private final ConnectionLimits limits;
+    private final ClusterTls tls;
     private final RequestHandler handler;
     private final EventLoopGroup bossGroup;
     private final EventLoopGroup workerGroup;
@@ -59,10 +62,12 @@ public final class TransportServer implements AutoCloseable
         final InetSocketAddress bind,
         final RequestHandler handler,
         final TransportConfig config,
-        final ConnectionLimits limits)
+        final ConnectionLimits limits,
+        final ClusterTls tls)
     {
         this.config = config;
         this.limits = limits;
+        this.tls = tls;
         this.handler = handler;
         this.bossGroup = NettyIo.newGroup(1, "sluice-transport-accept");
         this.workerGroup = NettyIo.newGroup(config.ioThreads(), "sluice-transport-server");
@@ -82,6 +87,11 @@ public final class TransportServer implements AutoCloseable
                         return;
                     }
                     channels.add(ch);
+                    if (tls != null)
+                    {
+                        // First in the pipeline: nothing reaches the frame decoder before the handshake succeeded.
+                        ch.pipeline().addLast(tls.serverHandlers(ch.alloc()));
+                    }
                     ch.pipeline().addLast(
                         new FlushConsolidationHandler(256, true),
                         new ServerConnection(ch));
@@ -106,7 +116,8 @@ public final class TransportServer implements AutoCloseable
         }
         this.serverChannel = bindFuture.channel();
         this.localAddress = (InetSocketAddress)serverChannel.localAddress();
-        LOG.info("transport server listening on {} ({})", describe(localAddress), NettyIo.EPOLL ? "epoll" : "nio");
+        LOG.info("transport server listening on {} ({}{})", describe(localAddress), NettyIo.EPOLL ? "epoll" : "nio",
+            tls == null ? "" : ", mutual TLS");
     }
 
     /**
@@ -129,11 +140,26 @@ public final class TransportServer implements AutoCloseable
         final TransportConfig config,
         final ConnectionLimits limits)
     {
+        return start(bind, handler, config, limits, null);
+    }
+
+    /**
+     * As {@link #start(InetSocketAddress, RequestHandler, TransportConfig, ConnectionLimits)}, and with mutual TLS
+     * when {@code tls} is not null: a client without a certificate signed by a trusted CA is refused in the
+     * handshake, before any of its frames is read.
+     */
+    public static TransportServer start(
+        final InetSocketAddress bind,
+        final RequestHandler handler,
+        final TransportConfig config,
+        final ConnectionLimits limits,
+        final ClusterTls tls)
+    {
         if (bind == null || handler == null || config == null || limits == null)
         {
             throw new IllegalArgumentException("bind address, handler, config and limits are required");
         }
-        return new TransportServer(bind, handler, config, limits);
+        return new TransportServer(bind, handler, config, limits, tls);
     }
 
     /** The bound address (with the real port when started on port 0). */
@@ -188,6 +214,19 @@ public final class TransportServer implements AutoCloseable
             LOG.warn("transport server on {} closed, but its event loops did not stop within {}",
                 describe(localAddress), config.shutdownTimeout());
         }
+    }
+
+    /** The TLS failure in a cause chain, or null. */
+    static SSLException tlsFailure(final Throwable cause)
+    {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause())
+        {
+            if (t instanceof SSLException ssl)
+            {
+                return ssl;
+            }
+        }
+        return null;
     }
 
     static String describe(final InetSocketAddress address)
@@ -319,7 +358,13 @@ public final class TransportServer implements AutoCloseable
         @Override
         public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
         {
-            if (cause instanceof DecoderException)
+            final SSLException tlsFailure = tlsFailure(cause);
+            if (tlsFailure != null)
+            {
+                LOG.warn("closing connection from {}: TLS handshake refused: {}", channel.remoteAddress(),
+                    tlsFailure.getMessage());
+            }
+            else if (cause instanceof DecoderException)
             {
                 LOG.warn("closing connection from {}: {}", channel.remoteAddress(),
                     cause.getCause() != null ? cause.getCause().getMessage() : cause.getMessage());
