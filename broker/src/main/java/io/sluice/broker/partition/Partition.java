@@ -18,6 +18,7 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 import org.agrona.ExpandableArrayBuffer;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -73,6 +74,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final ExporterDirector director;
     private final PartitionBackfills backfills;
     private final RaftProperties clientProperties;
+    private final Parameters clientParameters;
     private final Duration adminTimeout;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
@@ -96,12 +98,33 @@ public final class Partition implements PartitionListener, AutoCloseable
         final RaftProperties clientProperties,
         final BackfillRunnerConfig backfillConfig)
     {
+        this(brokerId, partitionId, group, exporters, registry, dataDir, exporterScheduler, segmentSizeBytes,
+            ackInterval, adminTimeout, clientProperties, null, backfillConfig);
+    }
+
+    /** @param clientParameters Ratis client parameters (the gRPC TLS settings when cluster TLS is on), or null. */
+    public Partition(
+        final int brokerId,
+        final int partitionId,
+        final RaftGroup group,
+        final Map<String, ExporterConfig> exporters,
+        final ExporterRegistry registry,
+        final Path dataDir,
+        final ScheduledExecutorService exporterScheduler,
+        final long segmentSizeBytes,
+        final Duration ackInterval,
+        final Duration adminTimeout,
+        final RaftProperties clientProperties,
+        final Parameters clientParameters,
+        final BackfillRunnerConfig backfillConfig)
+    {
         this.brokerId = brokerId;
         this.partitionId = partitionId;
         this.group = group;
         this.selfId = peerId(brokerId);
         this.adminTimeout = adminTimeout;
         this.clientProperties = clientProperties;
+        this.clientParameters = clientParameters;
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
@@ -482,6 +505,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             final RaftPeerId leader = division == null ? null : division.getInfo().getLeaderId();
             raftClient = RaftClient.newBuilder()
                 .setProperties(clientProperties)
+                .setParameters(clientParameters == null ? new Parameters() : clientParameters)
                 .setRaftGroup(group)
                 .setClientId(ClientId.randomId())
                 .setLeaderId(leader)

@@ -33,7 +33,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Mutual TLS of the cluster's own links (gateway to broker command ports, broker to broker Raft): TLS 1.3 only,
@@ -52,6 +54,7 @@ public final class ClusterTls
     private static final Logger LOG = LoggerFactory.getLogger(ClusterTls.class);
     private static final String[] PROTOCOLS = {"TLSv1.3"};
     private static final long CHECK_INTERVAL_NANOS = Duration.ofSeconds(1).toNanos();
+    private static final long REFUSAL_LOG_INTERVAL_NANOS = Duration.ofMinutes(1).toNanos();
 
     private final TlsFiles files;
     private final Clock clock;
@@ -63,6 +66,7 @@ public final class ClusterTls
     private volatile Generation previous;
     private volatile long nextCheckNanos;
     private volatile String lastReloadFailure;
+    private final Map<String, Long> refusalsLogged = new ConcurrentHashMap<>();
 
     private ClusterTls(final TlsFiles files, final Clock clock)
     {
@@ -395,6 +399,25 @@ public final class ClusterTls
         }
     }
 
+    /** Logs a refused peer certificate: at most once a minute per subject, so a peer retrying cannot flood the log. */
+    private void refused(final X509Certificate[] chain, final String peerRole, final CertificateException e)
+    {
+        final String subject = chain == null || chain.length == 0 ? "(no certificate)" :
+            chain[0].getSubjectX500Principal().getName() + " issued by " + chain[0].getIssuerX500Principal().getName();
+        final long now = System.nanoTime();
+        final Long last = refusalsLogged.get(subject);
+        if (last == null || now - last > REFUSAL_LOG_INTERVAL_NANOS)
+        {
+            if (refusalsLogged.size() > 1000)
+            {
+                refusalsLogged.clear();
+            }
+            refusalsLogged.put(subject, now);
+            LOG.warn("cluster TLS: refused the {} certificate {}: not signed by a CA in {} ({})", peerRole, subject,
+                files.trustedCertificates(), e.getMessage());
+        }
+    }
+
     private final class ReloadingTrustManager extends X509ExtendedTrustManager
     {
         private X509ExtendedTrustManager delegate()
@@ -407,40 +430,88 @@ public final class ClusterTls
         public void checkClientTrusted(final X509Certificate[] chain, final String authType, final Socket socket)
             throws CertificateException
         {
-            delegate().checkClientTrusted(chain, authType, socket);
+            try
+            {
+                delegate().checkClientTrusted(chain, authType, socket);
+            }
+            catch (final CertificateException e)
+            {
+                refused(chain, "client", e);
+                throw e;
+            }
         }
 
         @Override
         public void checkServerTrusted(final X509Certificate[] chain, final String authType, final Socket socket)
             throws CertificateException
         {
-            delegate().checkServerTrusted(chain, authType, socket);
+            try
+            {
+                delegate().checkServerTrusted(chain, authType, socket);
+            }
+            catch (final CertificateException e)
+            {
+                refused(chain, "server", e);
+                throw e;
+            }
         }
 
         @Override
         public void checkClientTrusted(final X509Certificate[] chain, final String authType, final SSLEngine engine)
             throws CertificateException
         {
-            delegate().checkClientTrusted(chain, authType, engine);
+            try
+            {
+                delegate().checkClientTrusted(chain, authType, engine);
+            }
+            catch (final CertificateException e)
+            {
+                refused(chain, "client", e);
+                throw e;
+            }
         }
 
         @Override
         public void checkServerTrusted(final X509Certificate[] chain, final String authType, final SSLEngine engine)
             throws CertificateException
         {
-            delegate().checkServerTrusted(chain, authType, engine);
+            try
+            {
+                delegate().checkServerTrusted(chain, authType, engine);
+            }
+            catch (final CertificateException e)
+            {
+                refused(chain, "server", e);
+                throw e;
+            }
         }
 
         @Override
         public void checkClientTrusted(final X509Certificate[] chain, final String authType) throws CertificateException
         {
-            delegate().checkClientTrusted(chain, authType);
+            try
+            {
+                delegate().checkClientTrusted(chain, authType);
+            }
+            catch (final CertificateException e)
+            {
+                refused(chain, "client", e);
+                throw e;
+            }
         }
 
         @Override
         public void checkServerTrusted(final X509Certificate[] chain, final String authType) throws CertificateException
         {
-            delegate().checkServerTrusted(chain, authType);
+            try
+            {
+                delegate().checkServerTrusted(chain, authType);
+            }
+            catch (final CertificateException e)
+            {
+                refused(chain, "server", e);
+                throw e;
+            }
         }
 
         @Override
