@@ -27,7 +27,8 @@ public class BrokerMode
     }
 
     @Bean(destroyMethod = "close")
-    public Broker broker(final PartitionDistribution distribution, final SluiceProperties sluice)
+    public Broker broker(
+        final PartitionDistribution distribution, final SluiceProperties sluice, final ClusterProperties cluster)
     {
         final Integer nodeId = sluice.getBroker().getNodeId();
         if (nodeId == null)
@@ -38,7 +39,8 @@ public class BrokerMode
         distribution.checkNodeId(nodeId);
         try
         {
-            return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs()));
+            return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs()),
+                cluster.loadTls());
         }
         catch (final IOException e)
         {

@@ -13,6 +13,8 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.sluice.protocol.tls.ClusterTls;
 import org.agrona.DirectBuffer;
@@ -24,9 +26,13 @@ import org.slf4j.LoggerFactory;
 import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -199,6 +205,16 @@ public final class TransportClient implements AutoCloseable
         }
     }
 
+    /**
+     * When the certificate {@code remote} presented in the last TLS handshake with it expires: empty without TLS
+     * or before a connection to it succeeded.
+     */
+    public Optional<Instant> peerCertificateNotAfter(final InetSocketAddress remote)
+    {
+        final Peer peer = findPeer(remote);
+        return peer == null ? Optional.empty() : Optional.ofNullable(peer.certificateNotAfter);
+    }
+
     private Peer findPeer(final InetSocketAddress remote)
     {
         final Peer[] snapshot = peers;
@@ -248,6 +264,8 @@ public final class TransportClient implements AutoCloseable
         private final String host;
         private final int port;
         private volatile Connection current;
+        /** When the certificate the peer presented in its last TLS handshake expires; null without TLS. */
+        private volatile Instant certificateNotAfter;
         private long retryAtNs;
         private long backoffNs;
 
@@ -484,6 +502,21 @@ public final class TransportClient implements AutoCloseable
             final byte[] copy = new byte[length];
             frames.getBytes(index, copy);
             request.answer(new UnsafeBuffer(copy));
+        }
+
+        @Override
+        public void userEventTriggered(final ChannelHandlerContext ctx, final Object event) throws Exception
+        {
+            if (event instanceof SslHandshakeCompletionEvent completion && completion.isSuccess())
+            {
+                final SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+                final Certificate[] chain = ssl == null ? null : ssl.engine().getSession().getPeerCertificates();
+                if (chain != null && chain.length > 0 && chain[0] instanceof X509Certificate leaf)
+                {
+                    peer.certificateNotAfter = leaf.getNotAfter().toInstant();
+                }
+            }
+            super.userEventTriggered(ctx, event);
         }
 
         @Override
