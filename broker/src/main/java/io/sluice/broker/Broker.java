@@ -8,13 +8,18 @@ import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.message.AppendLimits;
+import io.sluice.protocol.tls.ClusterTls;
+import io.sluice.protocol.tls.TlsFiles;
+import io.sluice.protocol.transport.ConnectionLimits;
 import io.sluice.protocol.transport.TransportConfig;
 import io.sluice.protocol.transport.TransportException;
 import io.sluice.protocol.transport.TransportServer;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.netty.NettyConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
@@ -35,6 +40,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,8 +73,11 @@ public final class Broker implements AutoCloseable
     static final long AUTO_REBALANCE_INTERVAL_MS = 1_000;
     /** How long a preferred replica must stay in sync before its leadership goes back to it (see {@link PreferredLeaderWatch}). */
     static final java.time.Duration AUTO_REBALANCE_STABLE = java.time.Duration.ofSeconds(3);
+    /** A certificate expiring within this window is reported (health, metric, a warning a day). */
+    public static final Duration CERTIFICATE_WARNING_WINDOW = Duration.ofDays(7);
 
     private final BrokerConfig config;
+    private final ClusterTls tls;
     private final Map<Integer, Partition> partitions;
     private final ScheduledExecutorService scheduler;
     private final ExecutorService adminExecutor;
@@ -85,11 +94,13 @@ public final class Broker implements AutoCloseable
         final ExecutorService adminExecutor,
         final RaftServer raftServer,
         final TransportServer transport,
-        final EmptyReplicaNudger emptyReplicaNudger)
+        final EmptyReplicaNudger emptyReplicaNudger,
+        final ClusterTls tls)
     {
         this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
             System::nanoTime);
         this.config = config;
+        this.tls = tls;
         this.partitions = partitions;
         this.scheduler = scheduler;
         this.adminExecutor = adminExecutor;
@@ -106,9 +117,25 @@ public final class Broker implements AutoCloseable
      */
     public static Broker start(final BrokerConfig config) throws IOException
     {
+        return start(config, null);
+    }
+
+    /**
+     * As {@link #start(BrokerConfig)}, with mutual TLS on the command port and on Raft (gRPC) when {@code tls} is
+     * not null: peers must present a certificate signed by a trusted CA.
+     *
+     * @throws InvalidClusterConfigException also for TLS with the Netty Raft transport, which has no TLS.
+     */
+    public static Broker start(final BrokerConfig config, final ClusterTls tls) throws IOException
+    {
         final PartitionDistribution distribution = config.distribution();
         final int nodeId = config.nodeId();
         distribution.checkNodeId(nodeId);
+        if (tls != null && config.raftTransport() != BrokerConfig.RaftTransport.GRPC)
+        {
+            throw new InvalidClusterConfigException(TlsFiles.ENABLED_SETTING, "needs the gRPC Raft transport (the " +
+                config.raftTransport() + " transport of Ratis has no TLS)");
+        }
         final ExporterRegistry registry = ExporterRegistry.builtIn();
         registry.validate(config.exporters());
         final InetSocketAddress commandAddress = resolve(distribution.commandAddress(nodeId));
@@ -120,6 +147,7 @@ public final class Broker implements AutoCloseable
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
         final RaftProperties clientProperties = clientProperties(config);
+        final Parameters clientParameters = raftTlsParameters(tls, false);
         final Map<Integer, Partition> partitions = new LinkedHashMap<>();
         final Map<RaftGroupId, Partition> byGroup = new LinkedHashMap<>();
         for (final int partitionId : distribution.partitionsOf(nodeId))
@@ -136,7 +164,7 @@ public final class Broker implements AutoCloseable
             final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
             final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
                 config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
-                config.adminTimeout(), clientProperties, BackfillRunnerConfig.defaults(),
+                config.adminTimeout(), clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
                 distribution.replicasOf(partitionId).get(0));
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
@@ -149,6 +177,7 @@ public final class Broker implements AutoCloseable
             raftServer = RaftServer.newBuilder()
                 .setServerId(Partition.peerId(nodeId))
                 .setProperties(serverProperties(config, raftAddress))
+                .setParameters(raftTlsParameters(tls, true))
                 .setStateMachineRegistry((groupId) ->
                 {
                     final Partition partition = byGroup.get(groupId);
@@ -181,23 +210,28 @@ public final class Broker implements AutoCloseable
             try
             {
                 transport = TransportServer.start(commandAddress,
-                    new CommandApi(nodeId, distribution, partitions, adminExecutor), TransportConfig.defaults());
+                    new CommandApi(nodeId, distribution, partitions, adminExecutor), TransportConfig.defaults(),
+                    ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
             {
                 throw portInUse(nodeId, commandAddress, e);
             }
             final Broker broker = new Broker(config, partitions, scheduler, adminExecutor, raftServer, transport,
-                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties));
+                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             if (config.autoRebalance())
             {
                 scheduler.scheduleWithFixedDelay(broker::autoRebalance, AUTO_REBALANCE_INTERVAL_MS,
                     AUTO_REBALANCE_INTERVAL_MS, TimeUnit.MILLISECONDS);
             }
-            LOG.info("broker {} started: command API on {}, Raft on {} ({}), partitions {}, data in {}",
-                nodeId, transport.localAddress(), raftAddress, config.raftTransport(), partitions.keySet(),
-                config.brokerDir());
+            if (tls != null)
+            {
+                scheduler.scheduleWithFixedDelay(broker::checkCertificate, 0, 1, TimeUnit.DAYS);
+            }
+            LOG.info("broker {} started: command API on {}, Raft on {} ({}{}), partitions {}, data in {}",
+                nodeId, transport.localAddress(), raftAddress, config.raftTransport(), tls == null ? "" : ", mutual TLS",
+                partitions.keySet(), config.brokerDir());
             return broker;
         }
         catch (final IOException | RuntimeException e)
@@ -289,6 +323,33 @@ public final class Broker implements AutoCloseable
     public List<Integer> ledPartitions()
     {
         return balancer.ledPartitions();
+    }
+
+    /** Warns, once a day, while this broker's certificate expires within {@link #CERTIFICATE_WARNING_WINDOW}. */
+    private void checkCertificate()
+    {
+        if (closed || tls == null)
+        {
+            return;
+        }
+        if (certificateExpiresSoon())
+        {
+            LOG.warn("broker {}: the cluster TLS certificate {} expires at {}, within {} days: replace {}",
+                config.nodeId(), tls.subject(), tls.notAfter(), CERTIFICATE_WARNING_WINDOW.toDays(),
+                tls.files().certificate());
+        }
+    }
+
+    /** The cluster TLS settings in use, or null when TLS is off. */
+    public ClusterTls tls()
+    {
+        return tls;
+    }
+
+    /** Whether TLS is on and this broker's certificate expires within {@link #CERTIFICATE_WARNING_WINDOW}. */
+    public boolean certificateExpiresSoon()
+    {
+        return tls != null && tls.expiresWithin(CERTIFICATE_WARNING_WINDOW);
     }
 
     public int nodeId()
@@ -457,6 +518,29 @@ public final class Broker implements AutoCloseable
         RaftServerConfigKeys.Log.setPurgeGap(properties, (int)Math.min(1024, config.snapshotThresholdEntries()));
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
         return properties;
+    }
+
+    /**
+     * Ratis's gRPC TLS settings from the cluster's reloading key and trust managers (so replaced files are used by
+     * new connections), with client certificates required; empty parameters when TLS is off. A server's own
+     * client and admin channels present the same certificate.
+     */
+    public static Parameters raftTlsParameters(final ClusterTls tls, final boolean server)
+    {
+        final Parameters parameters = new Parameters();
+        if (tls == null)
+        {
+            return parameters;
+        }
+        final GrpcTlsConfig conf = new GrpcTlsConfig(tls.keyManager(), tls.trustManager(), true);
+        GrpcConfigKeys.TLS.setConf(parameters, conf);
+        GrpcConfigKeys.Client.setTlsConf(parameters, conf);
+        GrpcConfigKeys.Admin.setTlsConf(parameters, conf);
+        if (server)
+        {
+            GrpcConfigKeys.Server.setTlsConf(parameters, conf);
+        }
+        return parameters;
     }
 
     private static RaftProperties clientProperties(final BrokerConfig config)

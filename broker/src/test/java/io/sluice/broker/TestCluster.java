@@ -99,6 +99,13 @@ final class TestCluster implements AutoCloseable
         return brokers[nodeId];
     }
 
+    /** Starts a broker with cluster TLS (its command port then serves TLS clients only). */
+    Broker startBroker(final int nodeId, final io.sluice.protocol.tls.ClusterTls tls) throws IOException
+    {
+        brokers[nodeId] = Broker.start(config(nodeId), tls);
+        return brokers[nodeId];
+    }
+
     void stopBroker(final int nodeId)
     {
         if (brokers[nodeId] != null)

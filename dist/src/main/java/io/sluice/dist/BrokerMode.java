@@ -41,7 +41,7 @@ public class BrokerMode
         try
         {
             return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs())
-                .withAutoRebalance(cluster.isAutoRebalance()));
+                .withAutoRebalance(cluster.isAutoRebalance()), cluster.loadTls());
         }
         catch (final IOException e)
         {

@@ -5,8 +5,10 @@ import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.gateway.config.ClusterProperties;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.tls.ClusterTls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -31,8 +33,11 @@ public class StandaloneMode
 
     @Bean(destroyMethod = "close")
     public EmbeddedBrokers embeddedBrokers(
-        final PartitionDistribution distribution, final ClusterProperties cluster, final SluiceProperties sluice)
+        final PartitionDistribution distribution, final ClusterProperties cluster, final SluiceProperties sluice,
+        final ObjectProvider<ClusterTls> tls)
     {
+        // The gateway's cluster TLS bean (only with sluice.cluster.tls.enabled=true): one certificate for the JVM.
+        final ClusterTls clusterTls = tls.getIfAvailable();
         final Map<String, ExporterConfig> exporters = sluice.exporterConfigs();
         final EmbeddedBrokers brokers = new EmbeddedBrokers();
         final List<CompletableFuture<Broker>> starting = new ArrayList<>();
@@ -45,7 +50,7 @@ public class StandaloneMode
             {
                 try
                 {
-                    start.complete(Broker.start(config));
+                    start.complete(Broker.start(config, clusterTls));
                 }
                 catch (final Throwable t)
                 {

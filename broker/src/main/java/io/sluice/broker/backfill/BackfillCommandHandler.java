@@ -9,6 +9,7 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.message.ErrorResponseWriter;
+import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.ResponseChannel;
@@ -42,6 +43,8 @@ import java.util.function.LongSupplier;
 public final class BackfillCommandHandler
 {
     private static final Logger LOG = LoggerFactory.getLogger(BackfillCommandHandler.class);
+    /** As the gateway's backfill ids. */
+    private static final int MAX_BACKFILL_ID_LENGTH = 128;
 
     private final int brokerId;
     private final int partitionId;
@@ -144,10 +147,13 @@ public final class BackfillCommandHandler
         {
             return;
         }
-        if (backfillId.isEmpty() || taskCount < 1 || taskCount > BackfillRegistry.MAX_TASKS_PER_PARTITION)
+        // The gateway's limits, checked again: a request may come from anyone who reaches the port.
+        if (backfillId.isEmpty() || backfillId.length() > MAX_BACKFILL_ID_LENGTH || taskCount < 1 ||
+            taskCount > RequestLimits.MAX_BACKFILL_TASKS || firstTaskId < 0)
         {
-            response.respond(error(ErrorCode.INVALID_ARGUMENT, "a backfill needs an id and 1.." +
-                BackfillRegistry.MAX_TASKS_PER_PARTITION + " tasks, was id '" + backfillId + "' with " + taskCount));
+            response.respond(error(ErrorCode.INVALID_ARGUMENT, "a backfill needs an id of 1.." + MAX_BACKFILL_ID_LENGTH +
+                " characters, 1.." + RequestLimits.MAX_BACKFILL_TASKS + " tasks and a first task id of at least 0, was id '" +
+                abbreviate(backfillId) + "' with " + taskCount + " tasks from task id " + firstTaskId));
             return;
         }
         if (!exporterIds.contains(exporterId))
@@ -293,6 +299,11 @@ public final class BackfillCommandHandler
         final byte[] bytes = new byte[(int)dataLength];
         view.getBytes(limit + Integer.BYTES, bytes);
         return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static String abbreviate(final String value)
+    {
+        return value.length() <= MAX_BACKFILL_ID_LENGTH ? value : value.substring(0, MAX_BACKFILL_ID_LENGTH) + "...";
     }
 
     private static String describe(final BackfillEntry entry)

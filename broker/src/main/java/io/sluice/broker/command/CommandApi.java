@@ -19,6 +19,7 @@ import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
+import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.RequestHandler;
 import io.sluice.protocol.transport.ResponseChannel;
@@ -29,6 +30,8 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -52,6 +55,7 @@ public final class CommandApi implements RequestHandler
     private final PartitionDistribution distribution;
     private final Map<Integer, Partition> partitions;
     private final Executor adminExecutor;
+    private final Clock clock;
     private final ThreadLocal<Decoders> decoders = ThreadLocal.withInitial(Decoders::new);
 
     /**
@@ -65,10 +69,22 @@ public final class CommandApi implements RequestHandler
         final Map<Integer, Partition> partitions,
         final Executor adminExecutor)
     {
+        this(brokerId, distribution, partitions, adminExecutor, Clock.systemUTC());
+    }
+
+    /** @param clock bounds exporting state versions: one beyond this clock plus {@link RequestLimits#MAX_VERSION_AHEAD} is refused. */
+    public CommandApi(
+        final int brokerId,
+        final PartitionDistribution distribution,
+        final Map<Integer, Partition> partitions,
+        final Executor adminExecutor,
+        final Clock clock)
+    {
         this.brokerId = brokerId;
         this.distribution = distribution;
         this.partitions = Map.copyOf(partitions);
         this.adminExecutor = adminExecutor;
+        this.clock = clock;
     }
 
     @Override
@@ -182,6 +198,14 @@ public final class CommandApi implements RequestHandler
                     ": negative key or payload length");
                 return;
             }
+            if (keyLength > RequestLimits.MAX_KEY_BYTES || payloadLength > RequestLimits.MAX_PAYLOAD_BYTES)
+            {
+                invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": a record's " +
+                    (keyLength > RequestLimits.MAX_KEY_BYTES ? "key of " + keyLength + " bytes exceeds the maximum of " +
+                    RequestLimits.MAX_KEY_BYTES : "payload of " + payloadLength + " bytes exceeds the maximum of " +
+                    RequestLimits.MAX_PAYLOAD_BYTES) + " bytes");
+                return;
+            }
             elementsLength += AppendEntryEncoder.RecordsEncoder.sbeBlockLength() +
                 AppendEntryEncoder.RecordsEncoder.keyHeaderLength() + (long)keyLength +
                 AppendEntryEncoder.RecordsEncoder.payloadHeaderLength() + payloadLength;
@@ -205,6 +229,7 @@ public final class CommandApi implements RequestHandler
         final byte[] elements = new byte[(int)elementsLength];
         final UnsafeBuffer out = new UnsafeBuffer(elements);
         int cursor = 0;
+        int index = 0;
         for (final AppendRequestDecoder.RecordsDecoder record : request.sbeRewind().records())
         {
             out.putLong(cursor, record.timestamp(), ByteOrder.LITTLE_ENDIAN);
@@ -218,7 +243,15 @@ public final class CommandApi implements RequestHandler
             out.putInt(cursor, payloadLength, ByteOrder.LITTLE_ENDIAN);
             cursor += Integer.BYTES;
             record.getPayload(out, cursor, payloadLength);
+            final String problem = JsonPayloads.problem(elements, cursor, payloadLength);
+            if (problem != null)
+            {
+                invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": record " +
+                    index + ": " + problem + "; nothing was appended");
+                return;
+            }
             cursor += payloadLength;
+            index++;
         }
 
         partition.append(elements, count, id).whenComplete((positions, error) ->
@@ -291,6 +324,14 @@ public final class CommandApi implements RequestHandler
         final Partition partition = partitionOrRespond(partitionId, response);
         if (partition == null)
         {
+            return;
+        }
+        final long maxVersion = RequestLimits.maxVersionAt(epochMicros(clock.instant()));
+        if (version > maxVersion)
+        {
+            invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": exporting version " +
+                version + " is more than " + RequestLimits.MAX_VERSION_AHEAD.toMinutes() + " minutes ahead of this " +
+                "broker's clock (at most " + maxVersion + " now); check the gateway's clock");
             return;
         }
         final boolean leaderAsked = leaderTargeted == BooleanType.TRUE.value();
@@ -400,6 +441,17 @@ public final class CommandApi implements RequestHandler
             response.respond(ErrorResponseWriter.of(ErrorCode.INTERNAL_ERROR, partitionId, ErrorResponseWriter.NO_LEADER,
                 "partition " + partitionId + " on broker " + brokerId + ": " + cause));
         }
+    }
+
+    private void invalid(final ResponseChannel response, final int partitionId, final String message)
+    {
+        response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId,
+            ErrorResponseWriter.NO_LEADER, message));
+    }
+
+    private static long epochMicros(final Instant instant)
+    {
+        return instant.getEpochSecond() * 1_000_000L + instant.getNano() / 1_000L;
     }
 
     private void malformed(final ResponseChannel response, final int partitionId, final String message)

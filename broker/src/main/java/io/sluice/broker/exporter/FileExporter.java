@@ -6,8 +6,7 @@ import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;
 import io.sluice.exporter.spi.RecordJson;
 
-import org.agrona.ExpandableArrayBuffer;
-
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,7 +28,7 @@ public final class FileExporter implements Exporter
     public static final String TYPE = "file";
     public static final String PATH_PROPERTY = "path";
 
-    private final ExpandableArrayBuffer line = new ExpandableArrayBuffer(1024);
+    private final LineBuffer line = new LineBuffer();
     private Path file;
     private FileChannel channel;
     private ExporterController controller;
@@ -60,15 +59,30 @@ public final class FileExporter implements Exporter
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.APPEND);
         }
-        int length = RecordJson.write(record, line, 0);
-        line.putByte(length++, (byte)'\n');
+        line.reset();
+        RecordJson.write(record, line);
+        line.write('\n');
 
-        final ByteBuffer bytes = ByteBuffer.wrap(line.byteArray(), 0, length);
+        final ByteBuffer bytes = ByteBuffer.wrap(line.bytes(), 0, line.size());
         while (bytes.hasRemaining())
         {
             channel.write(bytes);
         }
         controller.acknowledge(record.position());
+    }
+
+    /** A byte array output stream that hands out its buffer instead of copying it. */
+    private static final class LineBuffer extends ByteArrayOutputStream
+    {
+        LineBuffer()
+        {
+            super(1024);
+        }
+
+        byte[] bytes()
+        {
+            return buf;
+        }
     }
 
     @Override

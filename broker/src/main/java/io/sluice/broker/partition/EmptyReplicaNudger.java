@@ -4,6 +4,7 @@ import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -48,14 +49,26 @@ public final class EmptyReplicaNudger implements AutoCloseable
 
     private final int brokerId;
     private final RaftProperties clientProperties;
+    private final Parameters clientParameters;
     private final List<Replica> replicas = new ArrayList<>();
     private volatile boolean closed;
 
     public EmptyReplicaNudger(
         final int brokerId, final Collection<Partition> partitions, final RaftProperties clientProperties)
     {
+        this(brokerId, partitions, clientProperties, new Parameters());
+    }
+
+    /** @param clientParameters Ratis client parameters (the gRPC TLS settings when cluster TLS is on). */
+    public EmptyReplicaNudger(
+        final int brokerId,
+        final Collection<Partition> partitions,
+        final RaftProperties clientProperties,
+        final Parameters clientParameters)
+    {
         this.brokerId = brokerId;
         this.clientProperties = clientProperties;
+        this.clientParameters = clientParameters;
         for (final Partition partition : partitions)
         {
             replicas.add(new Replica(partition));
@@ -181,6 +194,7 @@ public final class EmptyReplicaNudger implements AutoCloseable
                 // Bounded retries: the next check asks again if this one finds no leader.
                 client = RaftClient.newBuilder()
                     .setProperties(clientProperties)
+                    .setParameters(clientParameters)
                     .setRaftGroup(partition.group())
                     .setClientId(ClientId.randomId())
                     .setLeaderId(info.getLeaderId())

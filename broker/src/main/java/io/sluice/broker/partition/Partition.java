@@ -18,6 +18,7 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 import org.agrona.ExpandableArrayBuffer;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
@@ -87,6 +88,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final ExporterDirector director;
     private final PartitionBackfills backfills;
     private final RaftProperties clientProperties;
+    private final Parameters clientParameters;
     private final Duration adminTimeout;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
@@ -112,6 +114,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         final Duration ackInterval,
         final Duration adminTimeout,
         final RaftProperties clientProperties,
+        final Parameters clientParameters,
         final BackfillRunnerConfig backfillConfig,
         final int preferredBrokerId)
     {
@@ -123,6 +126,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.adminTimeout = adminTimeout;
         this.clientProperties = clientProperties;
         this.batcher = new AppendBatcher(partitionId, this::appendEntry, System::currentTimeMillis);
+        this.clientParameters = clientParameters;
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
@@ -512,6 +516,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             final RaftPeerId leader = division == null ? null : division.getInfo().getLeaderId();
             raftClient = RaftClient.newBuilder()
                 .setProperties(clientProperties)
+                .setParameters(clientParameters == null ? new Parameters() : clientParameters)
                 .setRaftGroup(group)
                 .setClientId(ClientId.randomId())
                 .setLeaderId(leader)

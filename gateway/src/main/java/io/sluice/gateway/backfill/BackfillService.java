@@ -5,9 +5,11 @@ import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.security.ManagementException;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.backfill.BackfillRanges;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import org.slf4j.Logger;
@@ -88,9 +90,10 @@ public class BackfillService
         final Duration requestTimeout,
         final Clock clock)
     {
-        if (maxTasks < 1)
+        if (maxTasks < 1 || maxTasks > RequestLimits.MAX_BACKFILL_TASKS)
         {
-            throw new IllegalArgumentException(MAX_TASKS_SETTING + " must be at least 1, was " + maxTasks);
+            throw new InvalidClusterConfigException(MAX_TASKS_SETTING, "must be from 1 to " +
+                RequestLimits.MAX_BACKFILL_TASKS + " (the brokers refuse more tasks), was " + maxTasks);
         }
         this.topology = topology;
         this.client = client;

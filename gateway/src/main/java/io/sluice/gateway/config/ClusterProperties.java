@@ -1,7 +1,11 @@
 package io.sluice.gateway.config;
 
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.tls.ClusterTls;
+import io.sluice.protocol.tls.TlsFiles;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+
+import java.nio.file.Path;
 
 /** The {@code sluice.cluster.*} settings shared by brokers and gateways, with the contract's defaults. */
 @ConfigurationProperties(prefix = "sluice.cluster")
@@ -33,6 +37,8 @@ public class ClusterProperties
     {
         this.autoRebalance = autoRebalance;
     }
+    /** {@code sluice.cluster.tls.*}: mutual TLS between gateway and brokers and between brokers. */
+    private final Tls tls = new Tls();
 
     public String getBrokers()
     {
@@ -64,9 +70,80 @@ public class ClusterProperties
         this.replicationFactor = replicationFactor;
     }
 
+    public Tls getTls()
+    {
+        return tls;
+    }
+
+    /**
+     * The cluster TLS material when {@code sluice.cluster.tls.enabled=true}, read and checked now; null when off.
+     *
+     * @throws io.sluice.protocol.cluster.InvalidClusterConfigException naming the setting of a missing or bad file.
+     */
+    public ClusterTls loadTls()
+    {
+        return tls.isEnabled() ?
+            ClusterTls.load(new TlsFiles(tls.getCertificate(), tls.getPrivateKey(), tls.getTrustedCertificates())) : null;
+    }
+
     /** Validates and builds the static placement; throws InvalidClusterConfigException naming the setting. */
     public PartitionDistribution toDistribution()
     {
         return PartitionDistribution.of(brokers, partitions, replicationFactor);
+    }
+
+    public static class Tls
+    {
+        /** Mutual TLS on every broker command port and Raft port, and from the gateway to the brokers. */
+        private boolean enabled;
+
+        /** PEM certificate chain of this process. */
+        private Path certificate;
+
+        /** PEM private key (PKCS#8) of that certificate. */
+        private Path privateKey;
+
+        /** PEM bundle of the CAs whose certificates a peer must present. */
+        private Path trustedCertificates;
+
+        public boolean isEnabled()
+        {
+            return enabled;
+        }
+
+        public void setEnabled(final boolean enabled)
+        {
+            this.enabled = enabled;
+        }
+
+        public Path getCertificate()
+        {
+            return certificate;
+        }
+
+        public void setCertificate(final Path certificate)
+        {
+            this.certificate = certificate;
+        }
+
+        public Path getPrivateKey()
+        {
+            return privateKey;
+        }
+
+        public void setPrivateKey(final Path privateKey)
+        {
+            this.privateKey = privateKey;
+        }
+
+        public Path getTrustedCertificates()
+        {
+            return trustedCertificates;
+        }
+
+        public void setTrustedCertificates(final Path trustedCertificates)
+        {
+            this.trustedCertificates = trustedCertificates;
+        }
     }
 }

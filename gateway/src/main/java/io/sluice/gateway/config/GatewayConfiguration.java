@@ -8,9 +8,12 @@ import io.sluice.gateway.web.ContainerErrorsAsJson;
 import io.sluice.gateway.web.ContractErrorAttributes;
 import io.sluice.gateway.web.StrictQueryParameters;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.tls.ClusterTls;
+import io.sluice.protocol.tls.TlsFiles;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ApplicationListener;
@@ -64,10 +67,18 @@ public class GatewayConfiguration
         return cluster.toDistribution();
     }
 
-    @Bean(destroyMethod = "close")
-    public TransportClient transportClient()
+    /** Only with {@code sluice.cluster.tls.enabled=true}: the files are read and checked at startup. */
+    @Bean
+    @ConditionalOnProperty(name = TlsFiles.ENABLED_SETTING, havingValue = "true")
+    public ClusterTls clusterTls(final ClusterProperties cluster)
     {
-        return new TransportClient(TransportConfig.defaults());
+        return cluster.loadTls();
+    }
+
+    @Bean(destroyMethod = "close")
+    public TransportClient transportClient(final ObjectProvider<ClusterTls> tls)
+    {
+        return new TransportClient(TransportConfig.defaults(), tls.getIfAvailable());
     }
 
     @Bean(destroyMethod = "close")

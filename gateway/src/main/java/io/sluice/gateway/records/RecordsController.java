@@ -6,8 +6,10 @@ import io.sluice.gateway.broker.MalformedResponseException;
 import io.sluice.gateway.config.GatewayProperties;
 import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.gateway.json.JsonSyntaxError;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.AppendLimits;
+import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportException;
@@ -66,12 +68,10 @@ public class RecordsController
         this.records = records;
         this.idempotencyWindow = recordsProperties.getIdempotencyWindow();
         this.maxPayloadBytes = properties.getMaxPayloadBytes().toBytes();
-        if (AppendLimits.recordBytes(AppendLimits.MAX_KEY_BYTES, 0) + maxPayloadBytes > AppendLimits.MAX_BATCH_BYTES)
+        if (maxPayloadBytes > RequestLimits.MAX_PAYLOAD_BYTES)
         {
-            throw new IllegalArgumentException("sluice.gateway.max-payload-bytes: " + maxPayloadBytes + " bytes with a key of up to " +
-                AppendLimits.MAX_KEY_BYTES + " bytes exceeds the " + AppendLimits.MAX_BATCH_BYTES +
-                " bytes a partition replicates in one append; at most " +
-                (AppendLimits.MAX_BATCH_BYTES - AppendLimits.recordBytes(AppendLimits.MAX_KEY_BYTES, 0)) + " bytes");
+            throw new InvalidClusterConfigException("sluice.gateway.max-payload-bytes", "at most " +
+                RequestLimits.MAX_PAYLOAD_BYTES + " bytes (the brokers refuse larger payloads), was " + maxPayloadBytes);
         }
         this.maxRequestBytes = properties.getMaxRequestBytes().toBytes();
     }

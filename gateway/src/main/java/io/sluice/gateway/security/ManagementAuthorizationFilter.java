@@ -3,6 +3,7 @@ package io.sluice.gateway.security;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,6 +16,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.Principal;
 import java.util.Set;
 
 /**
@@ -22,7 +24,9 @@ import java.util.Set;
  * set it needs {@code Authorization: Bearer <token>}, compared in constant time; without a token it is
  * accepted from loopback only (the management server binds loopback then, see {@link ManagementBindingPolicy};
  * this also covers a management API sharing the client port). Anything else gets 401 with the JSON error
- * body. Reads pass. The token is never logged. Thread-safe.
+ * body. Reads pass; a read carrying the valid token (or any read while no token is set) is marked as coming from
+ * an authorised caller, which is what {@code GET /actuator/health} asks before it shows component details
+ * ({@code management.endpoint.health.show-details=when-authorized}). The token is never logged. Thread-safe.
  */
 public final class ManagementAuthorizationFilter extends OncePerRequestFilter
 {
@@ -31,6 +35,7 @@ public final class ManagementAuthorizationFilter extends OncePerRequestFilter
     private static final Logger LOG = LoggerFactory.getLogger(ManagementAuthorizationFilter.class);
     private static final Set<String> MUTATING_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
     private static final String BEARER = "Bearer ";
+    private static final Principal OPERATOR = () -> "sluice-operator";
 
     private final byte[] token;
     private final String pathPrefix;
@@ -53,10 +58,6 @@ public final class ManagementAuthorizationFilter extends OncePerRequestFilter
     @Override
     protected boolean shouldNotFilter(final HttpServletRequest request)
     {
-        if (!MUTATING_METHODS.contains(request.getMethod()))
-        {
-            return true;
-        }
         final String path = request.getRequestURI().substring(request.getContextPath().length());
         return !pathPrefix.isEmpty() && !(path.equals(pathPrefix) || path.startsWith(pathPrefix + "/"));
     }
@@ -66,10 +67,16 @@ public final class ManagementAuthorizationFilter extends OncePerRequestFilter
         final HttpServletRequest request, final HttpServletResponse response, final FilterChain chain)
         throws ServletException, IOException
     {
+        if (!MUTATING_METHODS.contains(request.getMethod()))
+        {
+            // Reads pass either way; without a token set every caller counts as authorised.
+            chain.doFilter(token == null || refusal(request) == null ? authorised(request) : request, response);
+            return;
+        }
         final String refusal = refusal(request);
         if (refusal == null)
         {
-            chain.doFilter(request, response);
+            chain.doFilter(authorised(request), response);
             return;
         }
         LOG.warn("refused {} {} from {}: {}", request.getMethod(), request.getRequestURI(), request.getRemoteAddr(), refusal);
@@ -78,6 +85,19 @@ public final class ManagementAuthorizationFilter extends OncePerRequestFilter
         response.setContentType(MediaType.APPLICATION_JSON_VALUE);
         response.setCharacterEncoding(StandardCharsets.UTF_8.name());
         response.getWriter().write(ManagementErrorBody.of(HttpStatus.UNAUTHORIZED, refusal).toJson());
+    }
+
+    /** The request as from the authorised operator: a principal, in no particular role. */
+    private static HttpServletRequest authorised(final HttpServletRequest request)
+    {
+        return new HttpServletRequestWrapper(request)
+        {
+            @Override
+            public Principal getUserPrincipal()
+            {
+                return OPERATOR;
+            }
+        };
     }
 
     /** Why the request is refused, or null if it may pass. Never includes the presented credentials. */

@@ -286,8 +286,9 @@ class ExportingControlServiceTest
     @Test
     void aNewVersionIsAboveEveryVersionTheBrokersReport()
     {
-        // Another gateway with a clock far ahead set this version: a later operation must still win.
-        final long reported = Instant.parse("2030-01-01T00:00:00Z").toEpochMilli() * 1000;
+        // Another gateway with a clock ahead (within the skew brokers accept) set this version: a later operation
+        // must still win. A clock further ahead is refused by the brokers (ExportingVersionSequenceTest).
+        final long reported = Instant.parse("2026-11-29T20:05:00Z").toEpochMilli() * 1000;
         topology.report(new PartitionReplica(1, 3), status(3, PartitionRole.LEADER, ExportingState.PAUSED, reported));
 
         service.resume(Optional.empty()).join();

@@ -92,6 +92,23 @@ class ManagementTokenHttpTest
     }
 
     @Test
+    void healthShowsComponentDetailsOnlyToTheTokenHolder() throws Exception
+    {
+        final HttpResponse<String> anonymous = http.send(
+            HttpRequest.newBuilder(management("/actuator/health")).GET().build(), HttpResponse.BodyHandlers.ofString());
+        final HttpResponse<String> wrongToken = http.send(HttpRequest.newBuilder(management("/actuator/health"))
+            .header("Authorization", "Bearer wrong").GET().build(), HttpResponse.BodyHandlers.ofString());
+        final HttpResponse<String> operator = http.send(HttpRequest.newBuilder(management("/actuator/health"))
+            .header("Authorization", "Bearer " + TOKEN).GET().build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(anonymous.statusCode()).isEqualTo(operator.statusCode());
+        assertThat(JSON.readTree(anonymous.body()).propertyNames()).contains("status").doesNotContain("components");
+        assertThat(anonymous.body()).doesNotContain("diskSpace").doesNotContain("\"path\"");
+        assertThat(JSON.readTree(wrongToken.body()).propertyNames()).contains("status").doesNotContain("components");
+        assertThat(operator.body()).contains("\"components\"").contains("diskSpace").contains("\"path\"");
+    }
+
+    @Test
     void everyMutatingMethodOnTheManagementPortIsGuarded() throws Exception
     {
         for (final String method : new String[] { "PUT", "PATCH", "DELETE" })

@@ -13,18 +13,26 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.sluice.protocol.tls.ClusterTls;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -61,6 +69,7 @@ public final class TransportClient implements AutoCloseable
         (AtomicIntegerFieldUpdater)AtomicIntegerFieldUpdater.newUpdater(Connection.class, "pendingCount");
 
     private final TransportConfig config;
+    private final ClusterTls tls;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
     /** Copy-on-write, scanned on every send: a cluster has few peers, and unresolved addresses hash slowly. */
@@ -70,7 +79,14 @@ public final class TransportClient implements AutoCloseable
 
     public TransportClient(final TransportConfig config)
     {
+        this(config, null);
+    }
+
+    /** A client that speaks mutual TLS to every peer when {@code tls} is not null. */
+    public TransportClient(final TransportConfig config, final ClusterTls tls)
+    {
         this.config = config;
+        this.tls = tls;
         this.group = NettyIo.newGroup(config.ioThreads(), "sluice-transport-client");
         this.bootstrap = new Bootstrap()
             .group(group)
@@ -189,6 +205,16 @@ public final class TransportClient implements AutoCloseable
         }
     }
 
+    /**
+     * When the certificate {@code remote} presented in the last TLS handshake with it expires: empty without TLS
+     * or before a connection to it succeeded.
+     */
+    public Optional<Instant> peerCertificateNotAfter(final InetSocketAddress remote)
+    {
+        final Peer peer = findPeer(remote);
+        return peer == null ? Optional.empty() : Optional.ofNullable(peer.certificateNotAfter);
+    }
+
     private Peer findPeer(final InetSocketAddress remote)
     {
         final Peer[] snapshot = peers;
@@ -238,6 +264,8 @@ public final class TransportClient implements AutoCloseable
         private final String host;
         private final int port;
         private volatile Connection current;
+        /** When the certificate the peer presented in its last TLS handshake expires; null without TLS. */
+        private volatile Instant certificateNotAfter;
         private long retryAtNs;
         private long backoffNs;
 
@@ -320,6 +348,12 @@ public final class TransportClient implements AutoCloseable
                 {
                     protected void initChannel(final SocketChannel ch)
                     {
+                        if (tls != null)
+                        {
+                            // Requests written before the handshake completes wait in the handler, encrypted after it.
+                            ch.pipeline().addLast(tls.clientHandlers(ch.alloc(), peer.remote.getHostString(),
+                                peer.remote.getPort()));
+                        }
                         ch.pipeline().addLast(new FlushConsolidationHandler(256, true), self);
                     }
                 })
@@ -471,9 +505,30 @@ public final class TransportClient implements AutoCloseable
         }
 
         @Override
+        public void userEventTriggered(final ChannelHandlerContext ctx, final Object event) throws Exception
+        {
+            if (event instanceof SslHandshakeCompletionEvent completion && completion.isSuccess())
+            {
+                final SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+                final Certificate[] chain = ssl == null ? null : ssl.engine().getSession().getPeerCertificates();
+                if (chain != null && chain.length > 0 && chain[0] instanceof X509Certificate leaf)
+                {
+                    peer.certificateNotAfter = leaf.getNotAfter().toInstant();
+                }
+            }
+            super.userEventTriggered(ctx, event);
+        }
+
+        @Override
         public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
         {
-            if (cause instanceof DecoderException)
+            final SSLException tlsFailure = TransportServer.tlsFailure(cause);
+            if (tlsFailure != null)
+            {
+                LOG.warn("closing connection to {}: TLS handshake failed: {}", describe(peer.remote), tlsFailure.getMessage());
+                failure = "TLS handshake failed: " + tlsFailure.getMessage();
+            }
+            else if (cause instanceof DecoderException)
             {
                 LOG.warn("closing connection to {}: {}", describe(peer.remote),
                     cause.getCause() != null ? cause.getCause().getMessage() : cause.getMessage());

@@ -1,0 +1,177 @@
+package io.sluice.broker;
+
+import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.BackfillRequestEncoder;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ErrorResponseDecoder;
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.message.RequestLimits;
+import io.sluice.protocol.transport.MessageWriter;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Frames built by hand and sent straight to a broker's command port, past the gateway and its checks: each is
+ * refused with an error answer and changes nothing, and the partition keeps working for the real gateway.
+ */
+class BrokerRefusesForgedRequestsTest
+{
+    private static final int PARTITION = 1;
+
+    @TempDir
+    Path dataDir;
+
+    @AutoClose
+    private TestCluster cluster;
+
+    @Test
+    @Timeout(120)
+    void aPauseAtLongMaxValueIsRefusedByEveryReplicaAndCannotPinThePartition() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        cluster.awaitLeader(PARTITION);
+
+        for (final int b : cluster.distribution.replicasOf(PARTITION))
+        {
+            final ErrorResponseDecoder refused = assertError(cluster.send(b,
+                TestCluster.adminRequest(b, PARTITION, AdminRequestKind.PAUSE_EXPORTING, Long.MAX_VALUE)),
+                ErrorCode.INVALID_ARGUMENT);
+            assertThat(refused.message()).contains("exporting version " + Long.MAX_VALUE)
+                .contains("ahead of this broker's clock");
+            // Just beyond the allowed skew is refused too; the limit is the broker's clock, not a magic value.
+            final long beyondSkew = nowMicros() + RequestLimits.MAX_VERSION_AHEAD.toNanos() / 1000 + 60_000_000L;
+            assertError(cluster.send(b, TestCluster.adminRequest(b, PARTITION, AdminRequestKind.PAUSE_EXPORTING,
+                beyondSkew)), ErrorCode.INVALID_ARGUMENT);
+        }
+        for (final int b : cluster.distribution.replicasOf(PARTITION))
+        {
+            assertThat(cluster.brokers[b].partition(PARTITION).stateMachine().exportingStateVersion()).isZero();
+            assertThat(cluster.brokers[b].partition(PARTITION).stateMachine().exportingState())
+                .isEqualTo(ExportingState.EXPORTING);
+        }
+
+        // A version a gateway would send (its clock, a little ahead) still works, and a later resume wins over it.
+        final long pauseVersion = nowMicros() + 60_000_000L;
+        for (final int b : cluster.distribution.replicasOf(PARTITION))
+        {
+            assertThat(cluster.admin(b, PARTITION, AdminRequestKind.PAUSE_EXPORTING, pauseVersion).exportingState())
+                .isEqualTo(ExportingState.PAUSED);
+        }
+        for (final int b : cluster.distribution.replicasOf(PARTITION))
+        {
+            assertThat(cluster.admin(b, PARTITION, AdminRequestKind.RESUME_EXPORTING, pauseVersion + 1)
+                .exportingState()).isEqualTo(ExportingState.EXPORTING);
+        }
+
+        // The refusal holds across a restart: nothing was written that could come back.
+        final int leader = cluster.awaitLeader(PARTITION);
+        cluster.stopBroker(leader);
+        cluster.startBroker(leader);
+        cluster.awaitLeader(PARTITION);
+        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().exportingStateVersion())
+            .isEqualTo(pauseVersion + 1);
+    }
+
+    @Test
+    @Timeout(120)
+    void anAppendWhosePayloadIsNotJsonIsRefusedAndForgesNoExportLine() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(PARTITION);
+        final String forged = "1}\n{\"partitionId\":2,\"position\":999999,\"key\":\"forged\",\"timestamp\":1,\"payload\":{}";
+
+        final ErrorResponseDecoder refused = assertError(cluster.send(leader,
+            TestCluster.appendRequest(PARTITION, List.of("k"), List.of(forged))), ErrorCode.INVALID_ARGUMENT);
+        assertThat(refused.message()).contains("record 0").contains("not valid JSON");
+        // One bad record refuses the whole batch: the good one before it is not appended either.
+        assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("a", "b"),
+            List.of("{\"ok\":true}", "{\"ok\":"))), ErrorCode.INVALID_ARGUMENT);
+        assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("a"), List.of("{} {}"))),
+            ErrorCode.INVALID_ARGUMENT);
+        assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("a"), List.of(""))),
+            ErrorCode.INVALID_ARGUMENT);
+        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().lastPosition()).isZero();
+
+        cluster.appendRecords(PARTITION, 3, 3, "real");
+        cluster.awaitExported(PARTITION, 3);
+        final List<String> lines = Files.readAllLines(cluster.exportFile(PARTITION));
+        assertThat(lines).hasSize(3).noneMatch((line) -> line.contains("forged"));
+        assertThat(cluster.exported(PARTITION)).extracting(TestCluster.ExportedLine::partitionId).containsOnly(PARTITION);
+    }
+
+    @Test
+    @Timeout(120)
+    void keysAndPayloadsOverTheGatewaysLimitsAreRefused() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(PARTITION);
+
+        final String longKey = "k".repeat(RequestLimits.MAX_KEY_BYTES + 1);
+        assertThat(assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of(longKey),
+            List.of("{}"))), ErrorCode.INVALID_ARGUMENT).message()).contains("key of " + longKey.length() + " bytes");
+        final String bigPayload = "\"" + "x".repeat(RequestLimits.MAX_PAYLOAD_BYTES) + "\"";
+        assertThat(assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("k"),
+            List.of(bigPayload))), ErrorCode.INVALID_ARGUMENT).message()).contains("payload of " + bigPayload.length());
+        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().lastPosition()).isZero();
+
+        // A key at the limit exactly is taken.
+        final String maxKey = "k".repeat(RequestLimits.MAX_KEY_BYTES);
+        assertThat(cluster.append(PARTITION, List.of(maxKey), List.of("{}"))).isEqualTo(1L);
+    }
+
+    @Test
+    @Timeout(120)
+    void aBackfillWithMoreTasksThanTheGatewayAllowsIsRefusedAndRegistersNothing() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(PARTITION);
+        cluster.appendRecords(PARTITION, 10, 5, "before");
+
+        final ErrorResponseDecoder refused = assertError(cluster.send(leader,
+            backfillRequest("forged", RequestLimits.MAX_BACKFILL_TASKS + 1)), ErrorCode.INVALID_ARGUMENT);
+        assertThat(refused.message()).contains("1..64 tasks").contains("with 65 tasks");
+        assertError(cluster.send(leader, backfillRequest("x".repeat(129), 1)), ErrorCode.INVALID_ARGUMENT);
+        for (final int b : cluster.distribution.replicasOf(PARTITION))
+        {
+            assertThat(cluster.brokers[b].partition(PARTITION).backfills().registry().tasks()).isEmpty();
+        }
+    }
+
+    private static MessageWriter backfillRequest(final String backfillId, final int tasks)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
+        final BackfillRequestEncoder encoder = new BackfillRequestEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .partitionId(PARTITION)
+            .taskCount(tasks)
+            .firstTaskId(0)
+            .backfillId(backfillId)
+            .exporterId("file");
+        return TestCluster.bytes(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    private static long nowMicros()
+    {
+        final Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+    }
+
+    private static ErrorResponseDecoder assertError(final DirectBuffer response, final ErrorCode code)
+    {
+        final ErrorResponseDecoder error = TestCluster.error(response);
+        assertThat(error.code()).as("error %s", error).isEqualTo(code);
+        return error;
+    }
+}
