@@ -60,8 +60,9 @@ class TransportServerLimitsTest
 
         assertClosedByServer(silent);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
-        // The client's connection completed a frame and owes none: idle is not timed out.
-        assertThat(server.connectionCount()).isEqualTo(1);
+        // The client's connection completed a frame and owes none: idle is not timed out. The server counts the
+        // silent socket's close on its event loop, which may run just after the socket saw it.
+        await().atMost(Duration.ofSeconds(5)).until(() -> server.connectionCount() == 1);
         assertServes();
     }
 
