@@ -49,6 +49,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -107,7 +108,9 @@ class ContainerClusterTest
     {
         testStart = System.nanoTime();
         podman = new Podman(RUN.directory().resolve("podman"));
-        final ContainerImages images = new ContainerImages(podman, RUN.directory());
+        // the base's chroot is made outside the run folder, which QaRun deletes with a plain file walk
+        final ContainerImages images = new ContainerImages(podman,
+            RUN.directory().getParent().resolveSibling("container-base"));
         unusable = podman.whyUnusable().or(images::whyBaseCannotBeBuilt).orElse(null);
         if (unusable != null)
         {
@@ -463,7 +466,7 @@ class ContainerClusterTest
     }
 
     /** Waits for a container's probe; fails at once, with its log, when the container ended. */
-    private void awaitContainer(final String name, final String what, final java.util.function.BooleanSupplier probe)
+    private void awaitContainer(final String name, final String what, final BooleanSupplier probe)
     {
         Await.until(name + ": " + what, STARTUP, () ->
         {
