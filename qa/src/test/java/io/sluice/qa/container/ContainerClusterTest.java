@@ -85,6 +85,7 @@ class ContainerClusterTest
     private final String token = UUID.randomUUID().toString();
     private final List<String> containers = new ArrayList<>();
     private final Map<String, Double> secondsToHealthy = new LinkedHashMap<>();
+    private final Thread removal = new Thread(this::removeLeftovers, "remove-qa-containers");
     private Podman podman;
     private List<Manifests.Document> manifests;
     private Dockerfile dockerfile;
@@ -118,6 +119,8 @@ class ContainerClusterTest
             return;
         }
         removeLeftovers();
+        // should this JVM be ended before @AfterAll (a surefire timeout, Ctrl-C), its containers go with it
+        Runtime.getRuntime().addShutdownHook(removal);
 
         manifests = Manifests.loadAll();
         dockerfile = Dockerfile.load();
@@ -204,6 +207,14 @@ class ContainerClusterTest
             }
         }
         removeLeftovers();
+        try
+        {
+            Runtime.getRuntime().removeShutdownHook(removal);
+        }
+        catch (final IllegalStateException | IllegalArgumentException ex)
+        {
+            // shutting down already, or never registered
+        }
         if (testStart != 0)
         {
             report(String.format("whole class %.1f s", (System.nanoTime() - testStart) / 1e9));
