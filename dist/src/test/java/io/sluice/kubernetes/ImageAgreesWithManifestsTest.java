@@ -31,6 +31,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -75,7 +76,7 @@ class ImageAgreesWithManifestsTest
     static String imageOf(final List<Manifests.Document> documents)
     {
         final List<String> images = documents.stream().map(Manifests.Document::resource).map(Manifests::podTemplate)
-            .flatMap(java.util.Optional::stream).flatMap(template -> Manifests.containers(template).stream())
+            .flatMap(Optional::stream).flatMap(template -> Manifests.containers(template).stream())
             .map(Container::getImage).filter(name -> name.matches("(localhost/)?sluice:.+")).distinct().toList();
         assertThat(images).as("the sluice image references of dist/kubernetes").hasSize(1);
         return images.get(0);

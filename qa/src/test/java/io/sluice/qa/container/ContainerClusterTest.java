@@ -49,6 +49,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -84,6 +85,7 @@ class ContainerClusterTest
     private final String token = UUID.randomUUID().toString();
     private final List<String> containers = new ArrayList<>();
     private final Map<String, Double> secondsToHealthy = new LinkedHashMap<>();
+    private final Thread removal = new Thread(this::removeLeftovers, "remove-qa-containers");
     private Podman podman;
     private List<Manifests.Document> manifests;
     private Dockerfile dockerfile;
@@ -107,7 +109,9 @@ class ContainerClusterTest
     {
         testStart = System.nanoTime();
         podman = new Podman(RUN.directory().resolve("podman"));
-        final ContainerImages images = new ContainerImages(podman, RUN.directory());
+        // the base's chroot is made outside the run folder, which QaRun deletes with a plain file walk
+        final ContainerImages images = new ContainerImages(podman,
+            RUN.directory().getParent().resolveSibling("container-base"));
         unusable = podman.whyUnusable().or(images::whyBaseCannotBeBuilt).orElse(null);
         if (unusable != null)
         {
@@ -115,6 +119,8 @@ class ContainerClusterTest
             return;
         }
         removeLeftovers();
+        // should this JVM be ended before @AfterAll (a surefire timeout, Ctrl-C), its containers go with it
+        Runtime.getRuntime().addShutdownHook(removal);
 
         manifests = Manifests.loadAll();
         dockerfile = Dockerfile.load();
@@ -201,6 +207,14 @@ class ContainerClusterTest
             }
         }
         removeLeftovers();
+        try
+        {
+            Runtime.getRuntime().removeShutdownHook(removal);
+        }
+        catch (final IllegalStateException | IllegalArgumentException ex)
+        {
+            // shutting down already, or never registered
+        }
         if (testStart != 0)
         {
             report(String.format("whole class %.1f s", (System.nanoTime() - testStart) / 1e9));
@@ -463,7 +477,7 @@ class ContainerClusterTest
     }
 
     /** Waits for a container's probe; fails at once, with its log, when the container ended. */
-    private void awaitContainer(final String name, final String what, final java.util.function.BooleanSupplier probe)
+    private void awaitContainer(final String name, final String what, final BooleanSupplier probe)
     {
         Await.until(name + ": " + what, STARTUP, () ->
         {

@@ -34,6 +34,7 @@ final class ContainerImages
     /** What building the base cost, or empty when it was in podman's storage already. */
     private Optional<String> baseTimings = Optional.empty();
 
+    /** {@code folder}: where the base's chroot is made (and deleted once imported). */
     ContainerImages(final Podman podman, final Path folder)
     {
         this.podman = podman;
@@ -77,6 +78,14 @@ final class ContainerImages
         if (exists(BASE_IMAGE))
         {
             return;
+        }
+        try
+        {
+            Files.createDirectories(folder);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot create " + folder, ex);
         }
         final Path rootfs = folder.resolve("base-rootfs");
         final Path proc = rootfs.resolve("proc");
