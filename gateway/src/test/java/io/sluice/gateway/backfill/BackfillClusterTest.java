@@ -160,6 +160,10 @@ class BackfillClusterTest
         }
         await("gateway ready").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
             .until(() -> send(get(management + "/actuator/health/readiness")).statusCode() == 200);
+        // Readiness needs a leader for every partition, not every broker: the pause below needs them all reachable.
+        await("every pair known").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
+            .until(() -> "EXPORTING".equals(JSON.readTree(send(get(management + "/actuator/exporting")).body())
+                .path("state").asText()));
     }
 
     private static HttpRequest post(final String url)
