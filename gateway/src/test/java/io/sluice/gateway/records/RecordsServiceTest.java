@@ -64,6 +64,21 @@ class RecordsServiceTest
     }
 
     @Test
+    void anEmptyArrayUnderAKeyStillClaimsTheKeySoAnotherBodyIsRefusedLater()
+    {
+        brokers.answer = RecordsServiceTest::committed;
+
+        assertThat(service.write(List.of(), "empty", 3).join()).isEmpty();
+
+        assertThat(brokers.calls).singleElement().satisfies(call ->
+        {
+            assertThat(call.partitionId()).isEqualTo(SELECTOR.partitionFor("empty"));
+            assertThat(call.records()).isEmpty();
+            assertThat(call.id().bodyDigest()).isEqualTo(3);
+        });
+    }
+
+    @Test
     void aConflictOnTheHomePartitionStopsTheRequestBeforeAnyOtherAppend()
     {
         final String key = "reused";
