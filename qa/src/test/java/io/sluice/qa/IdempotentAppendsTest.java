@@ -1,5 +1,6 @@
 package io.sluice.qa;
 
+import io.sluice.gateway.records.PartitionSelector;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportedRecord;
 import io.sluice.qa.cluster.ExportingStatus;
@@ -143,6 +144,30 @@ class IdempotentAppendsTest
 
     @Test
     @Order(3)
+    void aRecordAwayFromTheKeysHomePartitionIsAppendedOnceAndRepeatsAnswerTheSame()
+    {
+        final PartitionSelector selector = new PartitionSelector(cluster.partitionCount());
+        final String recordKey = "away-record";
+        String key = "away-0";
+        for (int i = 1; selector.partitionFor(key) == selector.partitionFor(recordKey); i++)
+        {
+            key = "away-" + i;
+        }
+        final String body = "{\"key\": \"" + recordKey + "\", \"payload\": {\"away\": true}}";
+        final Map<Integer, Long> before = lastPositions();
+
+        final HttpAnswer first = cluster.client().postRecords(body, key);
+        assertThat(first.status()).as("%s", first).isEqualTo(200);
+        final HttpAnswer again = cluster.client().postRecords(body, key);
+        assertThat(again.status()).as("%s", again).isEqualTo(200);
+
+        assertThat(again.json().path("position").asLong()).isEqualTo(first.json().path("position").asLong());
+        assertThat(first.json().path("partitionId").asInt()).isEqualTo(selector.partitionFor(recordKey));
+        assertThat(appendedSince(before).values().stream().mapToLong(Long::longValue).sum()).isEqualTo(1);
+    }
+
+    @Test
+    @Order(4)
     void anInvalidIdempotencyKeyIsRefusedWith400BeforeAnythingIsAppended()
     {
         final Map<Integer, Long> before = lastPositions();
@@ -154,7 +179,7 @@ class IdempotentAppendsTest
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void afterTheWindowTheKeyIsForgottenAndTheRequestAppendsAgain()
     {
         final String key = "retry-around-kill";

@@ -421,12 +421,6 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
         }
     }
 
-    /** The remembered append ids (for tests and figures; read on the apply thread only). */
-    AppendIdempotency idempotency()
-    {
-        return idempotency;
-    }
-
     private void onExportingState(final ExportingStateEntryDecoder decoder)
     {
         final long version = decoder.version();

@@ -76,7 +76,7 @@ final class ResponseDecoders
             final int length = checkHeader(buffer, AppendResponseDecoder.TEMPLATE_ID, what);
             append.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             checkLimit(append.limit(), length, what);
-            if (append.partitionId() != partitionId || append.firstPosition() < 0 || append.count() < 1)
+            if (append.partitionId() != partitionId || append.firstPosition() < 0 || append.count() < 0)
             {
                 throw new MalformedResponseException(what + ": bad append answer (partition " + append.partitionId() +
                     ", firstPosition " + append.firstPosition() + ", count " + append.count() + ")");

@@ -99,7 +99,7 @@ public class RecordsController
         {
             incoming.add(toRecord(root, "the request"));
         }
-        if (incoming.isEmpty())
+        if (incoming.isEmpty() && idempotencyKey == null)
         {
             return CompletableFuture.completedFuture(ResponseEntity.ok(List.of()));
         }

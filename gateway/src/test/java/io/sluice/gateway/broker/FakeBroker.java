@@ -21,8 +21,10 @@ import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -42,6 +44,8 @@ final class FakeBroker implements AutoCloseable
     final Map<Integer, Integer> leaderHints = new ConcurrentHashMap<>();
     final Map<Integer, Boolean> leading = new ConcurrentHashMap<>();
     final AtomicInteger appendsReceived = new AtomicInteger();
+    /** The idHigh of every append request received, in any mode (0 when it carried no id). */
+    final List<Long> appendIds = new CopyOnWriteArrayList<>();
     final AtomicInteger adminsReceived = new AtomicInteger();
     volatile BooleanType lastLeaderTargeted;
     final AtomicLong nextPosition = new AtomicLong(1);
@@ -61,6 +65,13 @@ final class FakeBroker implements AutoCloseable
 
     private void onRequest(final DirectBuffer buffer, final int offset, final int length, final ResponseChannel response)
     {
+        final MessageHeaderDecoder received = new MessageHeaderDecoder().wrap(buffer, offset);
+        if (received.templateId() == AppendRequestDecoder.TEMPLATE_ID)
+        {
+            appendIds.add(new AppendRequestDecoder()
+                .wrap(buffer, offset + MessageHeaderDecoder.ENCODED_LENGTH, received.blockLength(), received.version())
+                .idHigh());
+        }
         if (mode == Mode.SILENT)
         {
             return;

@@ -109,6 +109,22 @@ class SbeBrokerClientTest
     }
 
     @Test
+    void theRetryAfterATimedOutAttemptCarriesTheSameAppendId() throws Exception
+    {
+        brokers.get(0).mode = FakeBroker.Mode.SILENT;
+        brokers.get(0).leading.put(1, true);
+        brokers.get(1).leading.put(1, true);
+        knownLeader = OptionalInt.of(0);
+        final AppendId id = AppendId.of(AppendId.GATEWAY, "request-7", 0, 0, 30_000);
+
+        final AppendResult result = client.append(1, records(1), id, Duration.ofSeconds(6)).get();
+
+        assertThat(result.count()).isEqualTo(1);
+        assertThat(brokers.get(0).appendIds).as("the attempt that timed out").containsExactly(id.high());
+        assertThat(brokers.get(1).appendIds).as("the retry, elsewhere").containsExactly(id.high());
+    }
+
+    @Test
     void appendWithoutLeaderFailsAtTheDeadlineNamingThePartition()
     {
         final long started = System.nanoTime();

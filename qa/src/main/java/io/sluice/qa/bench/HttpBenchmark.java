@@ -164,15 +164,22 @@ public final class HttpBenchmark
                 post(http, recordsUri, workload.body(workload.partitionOf(batch))));
             final Side mixedSide = new Side("http mixed keys", batch ->
                 post(http, recordsUri, workload.mixedBody(batch)));
+            // Every request under its own Idempotency-Key, as a careful client sends it (issue 14).
+            final String keyPrefix = "bench-" + System.nanoTime() + "-";
+            final java.util.concurrent.atomic.AtomicLong keys = new java.util.concurrent.atomic.AtomicLong();
+            final Side keyedSide = new Side("http idempotency keys", batch ->
+                post(http, recordsUri, workload.body(workload.partitionOf(batch)), keyPrefix + keys.incrementAndGet()));
 
             directSide.drive(run, window, warmupSeconds, false);
             httpSide.drive(run, window, warmupSeconds, false);
             mixedSide.drive(run, window, Math.min(warmupSeconds, 2), false);
+            keyedSide.drive(run, window, Math.min(warmupSeconds, 2), false);
             for (int round = 0; round < rounds; round++)
             {
                 final boolean directFirst = round % 2 == 0;
                 (directFirst ? directSide : httpSide).drive(run, window, roundSeconds, true);
                 (directFirst ? httpSide : directSide).drive(run, window, roundSeconds, true);
+                keyedSide.drive(run, window, roundSeconds, true);
             }
             mixedSide.drive(run, window, mixedSeconds, true);
 
@@ -188,7 +195,11 @@ public final class HttpBenchmark
                 .result("direct_cpu_us_per_record", directSide.cpuMicrosPerRecord())
                 .result("http_mixed_keys_records_per_s", Math.round(mixedSide.recordsPerSecond()))
                 .result("http_mixed_keys_batch_p50_ms", mixedSide.percentileMs(50))
-                .result("failed_batches", httpSide.failed() + directSide.failed() + mixedSide.failed())
+                .result("http_idempotency_keys_records_per_s", Math.round(keyedSide.recordsPerSecond()))
+                .result("http_idempotency_keys_batch_p50_ms", keyedSide.percentileMs(50))
+                .result("http_idempotency_keys_cpu_us_per_record", keyedSide.cpuMicrosPerRecord())
+                .result("idempotency_keys_over_plain_http", keyedSide.recordsPerSecond() / httpRate)
+                .result("failed_batches", httpSide.failed() + directSide.failed() + mixedSide.failed() + keyedSide.failed())
                 .ratio(httpRate / directRate);
         }
         finally
@@ -255,9 +266,21 @@ public final class HttpBenchmark
 
     private static CompletableFuture<Boolean> post(final HttpClient http, final URI uri, final byte[] body)
     {
-        final HttpRequest request = HttpRequest.newBuilder(uri)
+        return post(http, uri, body, null);
+    }
+
+    /** With {@code idempotencyKey} null, no {@code Idempotency-Key} header. */
+    private static CompletableFuture<Boolean> post(
+        final HttpClient http, final URI uri, final byte[] body, final String idempotencyKey)
+    {
+        final HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
             .timeout(REQUEST_TIMEOUT.plusSeconds(5))
-            .header("Content-Type", "application/json")
+            .header("Content-Type", "application/json");
+        if (idempotencyKey != null)
+        {
+            builder.header("Idempotency-Key", idempotencyKey);
+        }
+        final HttpRequest request = builder
             .POST(HttpRequest.BodyPublishers.ofByteArray(body))
             .build();
         return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).thenApply(response -> response.statusCode() == 200);

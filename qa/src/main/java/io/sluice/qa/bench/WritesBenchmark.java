@@ -20,6 +20,7 @@ import io.sluice.protocol.transport.TransportConfig;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -36,6 +37,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -78,11 +80,15 @@ public final class WritesBenchmark
 
         final Path dir = Files.createTempDirectory("sluice-writes-bench");
         try (Side bare = bare(dir.resolve("bare"), transport, batch);
-            Side project = project(dir.resolve("project"), transport, batch))
+            Side project = project(dir.resolve("project"), transport, batch, false);
+            Side projectIds = project(dir.resolve("project-ids"), transport, batch, true))
         {
-            // Both clusters run side by side and take turns, so background load hits both alike.
+            // The clusters run side by side and take turns, so background load hits all alike.
             drive(run, "bare warmup", bare, window, warmupSeconds);
             drive(run, "project warmup", project, window, warmupSeconds);
+            drive(run, "project with ids warmup", projectIds, window, warmupSeconds);
+            double idsRecords = 0;
+            double idsSeconds = 0;
             final int sliceSeconds = 2;
             final int rounds = Math.max(1, seconds / sliceSeconds);
             double bareRecords = 0;
@@ -100,6 +106,9 @@ public final class WritesBenchmark
                 projectRecords += p[0];
                 projectSeconds += p[1];
                 exported += project.exportedPosition() - exportedBefore;
+                final double[] i = drive(run, "project with ids round " + round, projectIds, window, sliceSeconds);
+                idsRecords += i[0];
+                idsSeconds += i[1];
             }
             // The exporter's backlog drains on its own; count it with the time it takes.
             final long drainStartNs = System.nanoTime();
@@ -120,6 +129,8 @@ public final class WritesBenchmark
             run.result("project_records_per_s", Math.round(projectRate))
                 .result("bare_ratis_records_per_s", Math.round(bareRate))
                 .result("export_records_per_s", Math.round(exportRate))
+                .result("project_with_ids_records_per_s", Math.round(idsRecords / idsSeconds))
+                .result("ids_over_plain", (idsRecords / idsSeconds) / projectRate)
                 .ratio(projectRate / bareRate);
             run.finish();
         }
@@ -151,7 +162,9 @@ public final class WritesBenchmark
 
     // ------------------------------------------------------------------------------------------- project
 
-    private static Side project(final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch)
+    /** @param withIds whether every request carries its own idempotency id (as the gateway sends them, issue 14). */
+    private static Side project(
+        final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch, final boolean withIds)
         throws Exception
     {
         final PartitionDistribution distribution = new PartitionDistribution(PartitionDistribution.parseAddresses(PortAllocator.loopbackBrokerList(3)), 1, 3);
@@ -166,13 +179,15 @@ public final class WritesBenchmark
         final int leader = awaitLeader(brokers);
         final InetSocketAddress address = new InetSocketAddress("127.0.0.1",
             distribution.commandAddress(leader).getPort());
-        final MessageWriter request = appendRequest(batch);
+        final MessageWriter plainRequest = appendRequest(batch);
         final PartitionStateMachine state = brokers.get(leader).partition(1).stateMachine();
+        final AtomicLong ids = new AtomicLong();
         return new Side()
         {
             public void sendOne(final Semaphore window, final AtomicLong committed)
             {
                 window.acquireUninterruptibly();
+                final MessageWriter request = withIds ? withId(plainRequest, ids.incrementAndGet()) : plainRequest;
                 client.send(address, request, Duration.ofSeconds(30)).whenComplete((response, error) ->
                 {
                     window.release();
@@ -197,6 +212,32 @@ public final class WritesBenchmark
             {
                 client.close();
                 brokers.forEach(Broker::close);
+            }
+        };
+    }
+
+    /** The request with an idempotency id of its own: a 10-minute window, as for a client's key. */
+    private static MessageWriter withId(final MessageWriter request, final long id)
+    {
+        final byte[] bytes = new byte[request.encodedLength()];
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+        request.write(buffer, 0);
+        final int block = MessageHeaderEncoder.ENCODED_LENGTH;
+        buffer.putLong(block + AppendRequestEncoder.idempotencyWindowMsEncodingOffset(), 600_000L, ByteOrder.LITTLE_ENDIAN);
+        buffer.putByte(block + AppendRequestEncoder.idempotencyScopeEncodingOffset(), (byte)1);
+        buffer.putLong(block + AppendRequestEncoder.idHighEncodingOffset(), id * 0x9E3779B97F4A7C15L, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(block + AppendRequestEncoder.idLowEncodingOffset(), id, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(block + AppendRequestEncoder.bodyDigestEncodingOffset(), 7L, ByteOrder.LITTLE_ENDIAN);
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return bytes.length;
+            }
+
+            public void write(final MutableDirectBuffer target, final int offset)
+            {
+                target.putBytes(offset, bytes);
             }
         };
     }
