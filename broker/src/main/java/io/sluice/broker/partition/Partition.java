@@ -602,6 +602,12 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public String outOfSyncReason(final int otherBrokerId)
     {
+        return outOfSyncReason(otherBrokerId, IN_SYNC_MAX_LAG_ENTRIES);
+    }
+
+    /** As {@link #outOfSyncReason(int)}, with at most {@code maxLagEntries} of commit index behind the leader. */
+    public String outOfSyncReason(final int otherBrokerId, final long maxLagEntries)
+    {
         final RaftServer.Division division = division();
         if (division == null || closed)
         {
@@ -630,7 +636,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         final long leaderCommit = division.getRaftLog().getLastCommittedIndex();
         final long followerCommit = commitIndices.getOrDefault(peer, -1L);
-        if (followerCommit + IN_SYNC_MAX_LAG_ENTRIES < leaderCommit)
+        if (followerCommit + maxLagEntries < leaderCommit)
         {
             return "broker " + otherBrokerId + " is catching up on partition " + partitionId + " (commit index " +
                 followerCommit + " of " + leaderCommit + ")";
