@@ -30,8 +30,14 @@ import java.util.function.LongSupplier;
 final class LeaderBalancer
 {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderBalancer.class);
-    /** How long an automatic transfer may block the partition's writes at most. */
-    static final Duration AUTO_TRANSFER_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * How long an automatic transfer may block the partition's writes at most: Ratis refuses writes until the
+     * transferee holds the leader's whole log, and a just-restarted broker on a busy machine can be slow to get
+     * there. A transfer that times out is tried again after another stable period.
+     */
+    static final Duration AUTO_TRANSFER_TIMEOUT = Duration.ofMillis(500);
+    /** The automatic balance only moves a leadership to a replica this close behind (commit index entries). */
+    static final long AUTO_MAX_LAG_ENTRIES = 8;
     private static final long HANDOVER_POLL_MS = 20;
     /**
      * One handover attempt: a transfer to a live, in-sync follower takes well under a second; a follower that died
@@ -72,6 +78,9 @@ final class LeaderBalancer
             return;
         }
         final long now = nanoClock.getAsLong();
+        // One automatic transfer at a time per broker: a restarted broker takes its leaderships back one by one
+        // instead of standing in several elections at once while it is still warming up.
+        boolean transferStarted = partitions.values().stream().anyMatch(Partition::isTransferring);
         for (final Partition partition : partitions.values())
         {
             final int partitionId = partition.partitionId();
@@ -82,8 +91,10 @@ final class LeaderBalancer
                 watch.forget(partitionId);
                 continue;
             }
-            if (watch.observe(partitionId, partition.outOfSyncReason(preferred) == null, now))
+            final boolean inSync = partition.outOfSyncReason(preferred, AUTO_MAX_LAG_ENTRIES) == null;
+            if (watch.observe(partitionId, inSync, now) && !transferStarted)
             {
+                transferStarted = true;
                 watch.forget(partitionId);
                 final long start = nanoClock.getAsLong();
                 partition.transferLeadership(preferred, AUTO_TRANSFER_TIMEOUT).whenComplete((leader, error) ->

@@ -55,7 +55,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -78,6 +78,9 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     static final long IN_SYNC_MAX_RPC_AGE_MS = 1_000;
     static final long IN_SYNC_MAX_LAG_ENTRIES = 64;
+    /** How long an append waits for a new leader to become ready before the leader-not-ready answer. */
+    private static final long LEADER_READY_WAIT_MS = 1_000;
+    private static final long LEADER_READY_POLL_MS = 5;
 
     private final int brokerId;
     private final int partitionId;
@@ -99,8 +102,11 @@ public final class Partition implements PartitionListener, AutoCloseable
     private volatile boolean closed;
     /** Set once the broker stops: exporters stay stopped and nothing takes the leadership back here. */
     private volatile boolean stopping;
-    /** A leadership transfer is running: the exporters stay stopped until it ends. */
-    private final AtomicBoolean transferring = new AtomicBoolean();
+    /**
+     * The running leadership transfer, completing with the leader after it (-1 when it failed), or null: the
+     * exporters stay stopped and appends wait while it runs.
+     */
+    private final AtomicReference<CompletableFuture<Integer>> transfer = new AtomicReference<>();
 
     public Partition(
         final int brokerId,
@@ -272,7 +278,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         stateMachine.awaitApplied(commitIndex).thenRun(() ->
         {
             final DivisionInfo info = division.getInfo();
-            if (!closed && !stopping && !transferring.get() && info.isLeader() && info.getCurrentTerm() == term)
+            if (!closed && !stopping && transfer.get() == null && info.isLeader() && info.getCurrentTerm() == term)
             {
                 director.start(term);
                 backfills.onBecomeLeader();
@@ -284,7 +290,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void checkLeadership()
     {
         final RaftServer.Division division = division();
-        if (division == null || closed || stopping || transferring.get())
+        if (division == null || closed || stopping || transfer.get() != null)
         {
             return;
         }
@@ -337,12 +343,38 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public CompletableFuture<long[]> append(final byte[] elements, final int count, final AppendBatcher.AppendId id)
     {
+        // During a leadership transfer Ratis refuses writes: wait for it (tens of milliseconds), then answer with the
+        // new leader, so the sender goes straight there instead of backing off and searching.
+        final CompletableFuture<Integer> pendingTransfer = transfer.get();
+        if (pendingTransfer != null)
+        {
+            return pendingTransfer.handle((leader, error) -> null).thenCompose((ignored) -> append(elements, count, id));
+        }
         final RaftServer.Division division = division();
         if (division != null && !division.getInfo().isLeader())
         {
             return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
         }
+        if (division != null && !division.getInfo().isLeaderReady())
+        {
+            // A new leader refuses writes until its first entry commits: wait for that briefly rather than refuse.
+            return whenLeaderReady(division, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_READY_WAIT_MS))
+                .thenCompose((ignored) -> batcher.append(elements, count, id));
+        }
         return batcher.append(elements, count, id);
+    }
+
+    /** Completes once this replica is a ready leader, is no longer leader, or the deadline passed. */
+    private static CompletableFuture<Void> whenLeaderReady(final RaftServer.Division division, final long deadlineNanos)
+    {
+        final DivisionInfo info = division.getInfo();
+        if (!info.isLeader() || info.isLeaderReady() || System.nanoTime() - deadlineNanos >= 0)
+        {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.runAsync(() -> { },
+                CompletableFuture.delayedExecutor(LEADER_READY_POLL_MS, TimeUnit.MILLISECONDS))
+            .thenCompose((ignored) -> whenLeaderReady(division, deadlineNanos));
     }
 
     private CompletableFuture<long[]> appendEntry(final byte[] entry)
@@ -585,6 +617,12 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public String outOfSyncReason(final int otherBrokerId)
     {
+        return outOfSyncReason(otherBrokerId, IN_SYNC_MAX_LAG_ENTRIES);
+    }
+
+    /** As {@link #outOfSyncReason(int)}, with at most {@code maxLagEntries} of commit index behind the leader. */
+    public String outOfSyncReason(final int otherBrokerId, final long maxLagEntries)
+    {
         final RaftServer.Division division = division();
         if (division == null || closed)
         {
@@ -613,7 +651,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         final long leaderCommit = division.getRaftLog().getLastCommittedIndex();
         final long followerCommit = commitIndices.getOrDefault(peer, -1L);
-        if (followerCommit + IN_SYNC_MAX_LAG_ENTRIES < leaderCommit)
+        if (followerCommit + maxLagEntries < leaderCommit)
         {
             return "broker " + otherBrokerId + " is catching up on partition " + partitionId + " (commit index " +
                 followerCommit + " of " + leaderCommit + ")";
@@ -746,7 +784,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.completedFuture(brokerId);
         }
-        if (!transferring.compareAndSet(false, true))
+        final CompletableFuture<Integer> done = new CompletableFuture<>();
+        if (!transfer.compareAndSet(null, done))
         {
             return CompletableFuture.failedFuture(new PartitionException(ErrorCode.CONFLICT, partitionId, brokerId,
                 "partition " + partitionId + " on broker " + brokerId + ": a leadership transfer is already running"));
@@ -766,8 +805,9 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         return reply.handle((answer, error) ->
         {
-            transferring.set(false);
             final int leader = brokerIdOf(division.getInfo().getLeaderId());
+            transfer.set(null);
+            done.complete(error == null && answer.isSuccess() ? leader : -1);
             if (error == null && answer.isSuccess())
             {
                 return leader < 0 ? targetBrokerId : leader;
@@ -797,7 +837,7 @@ public final class Partition implements PartitionListener, AutoCloseable
 
     public boolean isTransferring()
     {
-        return transferring.get();
+        return transfer.get() != null;
     }
 
     // ------------------------------------------------------------------------------------------- status
