@@ -99,6 +99,7 @@ public final class SluiceCluster implements AutoCloseable
             final Map<String, String> properties = new LinkedHashMap<>(common);
             properties.put("sluice.broker.node-id", Integer.toString(id));
             properties.putAll(builder.brokerProperties);
+            properties.putAll(builder.oneBrokerProperties.getOrDefault(id, Map.of()));
             brokerProcesses.add(new SluiceProcess("broker-" + id,
                 SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties)),
                 runDirectory, runDirectory.resolve("logs").resolve("broker-" + id + ".log"), pidFile));
@@ -582,6 +583,7 @@ public final class SluiceCluster implements AutoCloseable
         private List<String> jvmOptions = configuredJvmOptions();
         private final Map<String, String> properties = new LinkedHashMap<>();
         private final Map<String, String> brokerProperties = new LinkedHashMap<>();
+        private final Map<Integer, Map<String, String>> oneBrokerProperties = new LinkedHashMap<>();
         private final Map<String, String> gatewayProperties = new LinkedHashMap<>();
 
         private Builder(final Path runDirectory)
@@ -631,6 +633,13 @@ public final class SluiceCluster implements AutoCloseable
         public Builder brokerProperty(final String name, final String value)
         {
             brokerProperties.put(name, value);
+            return this;
+        }
+
+        /** A property of broker {@code brokerId} only (e.g. its own certificate), over the others. */
+        public Builder brokerProperty(final int brokerId, final String name, final String value)
+        {
+            oneBrokerProperties.computeIfAbsent(brokerId, id -> new LinkedHashMap<>()).put(name, value);
             return this;
         }
 
