@@ -2,8 +2,8 @@
 #
 # backup-hook.sh: pause exporting, run a backup command, and always resume exporting afterwards.
 #
-#   backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] [--stop-timeout SECONDS]
-#                  -- <backup command...>
+#   backup-hook.sh [--soft] [--retries N] [--gateway URL] [--ca-cert FILE] [--timeout DURATION]
+#                  [--stop-timeout SECONDS] -- <backup command...>
 #
 # Steps: 1. `admin exporting pause [--soft] --retries N` (only the failed pairs are retried);
 #        2. the backup command, only if the pause succeeded on every pair;
@@ -21,8 +21,9 @@
 # <this dir>/../sluice.jar (installed, e.g. /opt/sluice/sluice.jar); `sluice` on PATH (called as
 # `sluice admin ...`). Java is "$JAVA" or "$JAVA_HOME/bin/java" or java on PATH, run with
 # $SLUICE_CLI_JAVA_OPTS (default: C1 only and the serial GC, which start a short-lived CLI fastest).
-# The gateway and token may also come from SLUICE_GATEWAY and SLUICE_TOKEN (the token is never put
-# on a command line, where ps would show it).
+# The gateway, token and CA bundle may also come from SLUICE_GATEWAY, SLUICE_TOKEN and SLUICE_CA_CERT
+# (the token is never put on a command line, where ps would show it). --ca-cert (or SLUICE_CA_CERT) is
+# the PEM bundle of the CAs to trust for an https:// gateway, passed through to the CLI.
 #
 # --print-plan prints the calls it would make, tab-separated (cli, pause, backup, resume and
 # stop-timeout lines), and exits; tests use it to check the Kubernetes CronJob's arguments against the real CLI.
@@ -35,10 +36,11 @@ readonly HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 usage()
 {
     cat <<USAGE
-usage: backup-hook.sh [--soft] [--retries N] [--gateway URL] [--timeout DURATION] [--stop-timeout SECONDS] [--print-plan] -- <backup command...>
+usage: backup-hook.sh [--soft] [--retries N] [--gateway URL] [--ca-cert FILE] [--timeout DURATION] [--stop-timeout SECONDS] [--print-plan] -- <backup command...>
   --soft              soft pause: exporters keep exporting, positions are not acknowledged (nothing is compacted)
   --retries N         retries of the failed or timed-out pairs, for the pause and for the resume (default 3)
   --gateway URL       management URL of the gateway (default: \$SLUICE_GATEWAY or http://127.0.0.1:9600)
+  --ca-cert FILE      PEM bundle of the CAs to trust for an https:// gateway (default: \$SLUICE_CA_CERT)
   --timeout DURATION  timeout of one call to the gateway, e.g. 30s (default: the CLI's)
   --stop-timeout S    on SIGINT/SIGTERM, seconds between SIGTERM and SIGKILL of the running step (default 30)
   --print-plan        print the calls it would make and exit
@@ -56,6 +58,7 @@ usage_error()
 soft=0
 retries=3
 gateway=""
+ca_cert=""
 timeout=""
 stop_timeout=30
 print_plan=0
@@ -73,6 +76,10 @@ while [[ $# -gt 0 ]]; do
             [[ $# -ge 2 && -n "$2" ]] || usage_error "--gateway needs a URL"
             gateway="$2"; shift 2 ;;
         --gateway=*) gateway="${1#*=}"; shift ;;
+        --ca-cert)
+            [[ $# -ge 2 && -n "$2" ]] || usage_error "--ca-cert needs a PEM file"
+            ca_cert="$2"; shift 2 ;;
+        --ca-cert=*) ca_cert="${1#*=}"; shift ;;
         --timeout)
             [[ $# -ge 2 && -n "$2" ]] || usage_error "--timeout needs a duration, e.g. 30s"
             timeout="$2"; shift 2 ;;
@@ -115,6 +122,7 @@ fi
 
 common=(--retries "$retries")
 [[ -n "$gateway" ]] && common+=(--gateway "$gateway")
+[[ -n "$ca_cert" ]] && common+=(--ca-cert "$ca_cert")
 [[ -n "$timeout" ]] && common+=(--timeout "$timeout")
 pause_args=(exporting pause)
 [[ $soft -eq 1 ]] && pause_args+=(--soft)

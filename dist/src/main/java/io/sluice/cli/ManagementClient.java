@@ -3,7 +3,10 @@ package io.sluice.cli;
 import picocli.CommandLine;
 import tools.jackson.databind.json.JsonMapper;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -12,7 +15,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import java.util.Collection;
 
 /**
  * A blocking client of the gateway's management API ({@code /actuator/...}). Every call waits at most
@@ -28,15 +38,58 @@ public final class ManagementClient
 
     public ManagementClient(final String gatewayUrl, final String token, final Duration timeout)
     {
+        this(gatewayUrl, token, timeout, null);
+    }
+
+    /**
+     * @param caCertificates PEM bundle of the CAs an https gateway's certificate must chain to, or null for the
+     *                       JVM's default trust store.
+     * @throws IllegalArgumentException naming the file when it cannot be read or holds no certificate.
+     */
+    public ManagementClient(final String gatewayUrl, final String token, final Duration timeout, final Path caCertificates)
+    {
         this.base = parseBase(gatewayUrl);
         this.token = token;
         this.timeout = timeout;
         // HTTP/1.1 only: no h2c upgrade dance on plain http, one round trip per call.
-        this.http = HttpClient.newBuilder()
+        final HttpClient.Builder builder = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(timeout)
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
+            .followRedirects(HttpClient.Redirect.NEVER);
+        if (caCertificates != null)
+        {
+            builder.sslContext(trusting(caCertificates));
+        }
+        this.http = builder.build();
+    }
+
+    /** TLS that trusts exactly the certificates in {@code pem} (the gateway's host name is still checked). */
+    private static SSLContext trusting(final Path pem)
+    {
+        try (InputStream in = Files.newInputStream(pem))
+        {
+            final Collection<? extends Certificate> certificates = CertificateFactory.getInstance("X.509").generateCertificates(in);
+            if (certificates.isEmpty())
+            {
+                throw new IllegalArgumentException("--ca-cert: " + pem + " holds no PEM certificate");
+            }
+            final KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+            trust.load(null, null);
+            int i = 0;
+            for (final Certificate certificate : certificates)
+            {
+                trust.setCertificateEntry("ca-" + i++, certificate);
+            }
+            final TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            factory.init(trust);
+            final SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, factory.getTrustManagers(), null);
+            return context;
+        }
+        catch (final IOException | GeneralSecurityException ex)
+        {
+            throw new IllegalArgumentException("--ca-cert: cannot use " + pem + ": " + describe(ex), ex);
+        }
     }
 
     /** The shared mapper, built on first use: a call that never gets an answer never pays for Jackson. */

@@ -70,7 +70,7 @@ public class GatewayConfiguration
     /** Only with {@code sluice.cluster.tls.enabled=true}: the files are read and checked at startup. */
     @Bean
     @ConditionalOnProperty(name = TlsFiles.ENABLED_SETTING, havingValue = "true")
-    public ClusterTls clusterTls(final ClusterProperties cluster)
+    public ClusterTls clusterTlsMaterial(final ClusterProperties cluster)
     {
         return cluster.loadTls();
     }

@@ -2,6 +2,7 @@ package io.sluice.qa.cluster;
 
 import tools.jackson.databind.JsonNode;
 
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,10 +31,22 @@ public final class GatewayClient
 
     public GatewayClient(final URI clientBase, final URI managementBase, final String token, final Duration callTimeout)
     {
-        this.http = HttpClient.newBuilder()
+        this(clientBase, managementBase, token, callTimeout, null);
+    }
+
+    /** @param tls for https bases: the context trusting the gateway's CA, or null for the JVM's default. */
+    public GatewayClient(
+        final URI clientBase, final URI managementBase, final String token, final Duration callTimeout,
+        final SSLContext tls)
+    {
+        final HttpClient.Builder builder = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(CONNECT_TIMEOUT)
-            .build();
+            .connectTimeout(CONNECT_TIMEOUT);
+        if (tls != null)
+        {
+            builder.sslContext(tls);
+        }
+        this.http = builder.build();
         this.clientBase = clientBase;
         this.managementBase = managementBase;
         this.token = token;

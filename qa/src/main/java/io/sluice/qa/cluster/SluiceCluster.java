@@ -1,6 +1,9 @@
 package io.sluice.qa.cluster;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -10,6 +13,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -99,6 +106,7 @@ public final class SluiceCluster implements AutoCloseable
             final Map<String, String> properties = new LinkedHashMap<>(common);
             properties.put("sluice.broker.node-id", Integer.toString(id));
             properties.putAll(builder.brokerProperties);
+            properties.putAll(builder.oneBrokerProperties.getOrDefault(id, Map.of()));
             brokerProcesses.add(new SluiceProcess("broker-" + id,
                 SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties)),
                 runDirectory, runDirectory.resolve("logs").resolve("broker-" + id + ".log"), pidFile));
@@ -121,10 +129,35 @@ public final class SluiceCluster implements AutoCloseable
             SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)),
             runDirectory, runDirectory.resolve("logs").resolve("gateway.log"), pidFile);
 
+        final String scheme = builder.httpsCa == null ? "http" : "https";
         this.client = new GatewayClient(
-            URI.create("http://127.0.0.1:" + clientPort), URI.create("http://127.0.0.1:" + managementPort), token,
-            CALL_TIMEOUT);
+            URI.create(scheme + "://127.0.0.1:" + clientPort), URI.create(scheme + "://127.0.0.1:" + managementPort), token,
+            CALL_TIMEOUT, builder.httpsCa == null ? null : trusting(builder.httpsCa));
         this.exports = new ExportFiles(dataDirectory.resolve("exports").resolve("file"));
+    }
+
+    /** TLS trusting exactly the PEM certificates in {@code ca}. */
+    public static SSLContext trusting(final Path ca)
+    {
+        try (InputStream in = Files.newInputStream(ca))
+        {
+            final KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+            trust.load(null, null);
+            int i = 0;
+            for (final Certificate certificate : CertificateFactory.getInstance("X.509").generateCertificates(in))
+            {
+                trust.setCertificateEntry("ca-" + i++, certificate);
+            }
+            final TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            factory.init(trust);
+            final SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, factory.getTrustManagers(), null);
+            return context;
+        }
+        catch (final IOException | GeneralSecurityException ex)
+        {
+            throw new IllegalArgumentException("cannot trust " + ca + ": " + ex, ex);
+        }
     }
 
     public static Builder builder(final Path runDirectory)
@@ -582,6 +615,8 @@ public final class SluiceCluster implements AutoCloseable
         private List<String> jvmOptions = configuredJvmOptions();
         private final Map<String, String> properties = new LinkedHashMap<>();
         private final Map<String, String> brokerProperties = new LinkedHashMap<>();
+        private final Map<Integer, Map<String, String>> oneBrokerProperties = new LinkedHashMap<>();
+        private Path httpsCa;
         private final Map<String, String> gatewayProperties = new LinkedHashMap<>();
 
         private Builder(final Path runDirectory)
@@ -631,6 +666,23 @@ public final class SluiceCluster implements AutoCloseable
         public Builder brokerProperty(final String name, final String value)
         {
             brokerProperties.put(name, value);
+            return this;
+        }
+
+        /**
+         * The gateway serves https (its SSL bundle properties are the test's to give); the harness's client
+         * trusts the PEM CA {@code ca}.
+         */
+        public Builder https(final Path ca)
+        {
+            this.httpsCa = ca;
+            return this;
+        }
+
+        /** A property of broker {@code brokerId} only (e.g. its own certificate), over the others. */
+        public Builder brokerProperty(final int brokerId, final String name, final String value)
+        {
+            oneBrokerProperties.computeIfAbsent(brokerId, id -> new LinkedHashMap<>()).put(name, value);
             return this;
         }
 
