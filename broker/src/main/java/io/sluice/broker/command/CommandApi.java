@@ -11,6 +11,7 @@ import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ExportersStatusRequestDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
@@ -98,6 +99,9 @@ public final class CommandApi implements RequestHandler
                 case CancelBackfillRequestDecoder.TEMPLATE_ID ->
                     onBackfill(d.cancelBackfill.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
                         buffer, offset, length, response);
+                case ExportersStatusRequestDecoder.TEMPLATE_ID ->
+                    onExportersStatus(d.exportersStatus.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
+                        response);
                 default -> malformed(response, 0, "broker " + brokerId + ": not a request: " +
                     SbeMessages.describe(buffer, offset, length));
             }
@@ -129,6 +133,25 @@ public final class CommandApi implements RequestHandler
             return;
         }
         partition.backfills().handler().onRequest(buffer, offset, length, response);
+    }
+
+    /** The exporters view is the leader's: only its director runs the exporters; a follower names the leader. */
+    private void onExportersStatus(final int partitionId, final ResponseChannel response)
+    {
+        final Partition partition = partitionOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+        final PartitionException notLeader = partition.notLeaderError();
+        if (notLeader != null)
+        {
+            respondError(response, partitionId, notLeader);
+            return;
+        }
+        final Partition.PartitionStatus status = partition.status();
+        response.respond(ResponseWriters.exportersStatus(partitionId, status.exportingState(), status.lastPosition(),
+            partition.director().exporterStatuses()));
     }
 
     private void onAppend(final Decoders d, final AppendRequestDecoder request, final ResponseChannel response)
@@ -343,5 +366,6 @@ public final class CommandApi implements RequestHandler
         final BackfillRequestDecoder backfill = new BackfillRequestDecoder();
         final BackfillStatusRequestDecoder backfillStatus = new BackfillStatusRequestDecoder();
         final CancelBackfillRequestDecoder cancelBackfill = new CancelBackfillRequestDecoder();
+        final ExportersStatusRequestDecoder exportersStatus = new ExportersStatusRequestDecoder();
     }
 }
