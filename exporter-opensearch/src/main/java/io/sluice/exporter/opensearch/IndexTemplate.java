@@ -9,18 +9,18 @@ import java.io.IOException;
  * payload stays dynamic). Putting it again replaces it with the same content, so every exporter instance puts
  * it before its first bulk.
  */
-final class IndexTemplate
+public final class IndexTemplate
 {
     private IndexTemplate()
     {
     }
 
-    static String name(final String index)
+    public static String name(final String index)
     {
         return "sluice-" + index;
     }
 
-    static void put(final OpenSearchClient client, final String index) throws IOException
+    public static void put(final OpenSearchClient client, final String index) throws IOException
     {
         client.indices().putIndexTemplate(template -> template
             .name(name(index))

@@ -86,8 +86,8 @@ public final class OpenSearchExporter implements Exporter
         client = new OpenSearchClient(transport);
     }
 
-    /** The client's recommended transport, over every configured node, with basic auth when configured. */
-    static ApacheHttpClient5Transport newTransport(final OpenSearchExporterConfig config)
+    /** The client's recommended transport, over every configured node, with basic auth when configured; public for benchmarks. */
+    public static ApacheHttpClient5Transport newTransport(final OpenSearchExporterConfig config)
     {
         final HttpHost[] hosts = new HttpHost[config.urls().size()];
         for (int i = 0; i < hosts.length; i++)
