@@ -75,7 +75,11 @@ public final class ExporterRegistry
      */
     public static long maxBackoffMs(final ExporterConfig config)
     {
-        final String value = config.properties().get(RETRY_MAX_BACKOFF);
+        String value = config.properties().get(RETRY_MAX_BACKOFF);
+        if (value == null)
+        {
+            value = config.properties().get("retry.maxbackoff"); // bound from SLUICE_EXPORTERS_<ID>_RETRY_MAXBACKOFF
+        }
         if (value == null)
         {
             return DEFAULT_MAX_BACKOFF_MS_BY_TYPE.getOrDefault(config.type(), DEFAULT_MAX_BACKOFF_MS);

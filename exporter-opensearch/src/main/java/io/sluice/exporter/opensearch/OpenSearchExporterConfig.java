@@ -43,15 +43,18 @@ public record OpenSearchExporterConfig(
         RETRY, DEAD_LETTER
     }
 
-    public static OpenSearchExporterConfig parse(final Map<String, String> properties)
+    public static OpenSearchExporterConfig parse(final Map<String, String> given)
     {
-        for (final String name : properties.keySet())
+        final Map<String, String> properties = new java.util.HashMap<>();
+        for (final Map.Entry<String, String> property : given.entrySet())
         {
+            final String name = canonical(property.getKey());
             if (!KNOWN.contains(name))
             {
-                throw new IllegalArgumentException(name + ": unknown property of an opensearch exporter (known: " +
-                    new java.util.TreeSet<>(KNOWN) + ")");
+                throw new IllegalArgumentException(property.getKey() + ": unknown property of an opensearch exporter " +
+                    "(known: " + new java.util.TreeSet<>(KNOWN) + ")");
             }
+            properties.put(name, property.getValue());
         }
         final List<URI> urls = urls(properties.getOrDefault(URL, "http://127.0.0.1:9200"));
         final String index = properties.getOrDefault(INDEX, "sluice-records").trim();
@@ -89,6 +92,24 @@ public record OpenSearchExporterConfig(
         };
         return new OpenSearchExporterConfig(urls, index, username, password, (int)maxRecords, maxBytes, maxDelay,
             onRejected);
+    }
+
+    /**
+     * The property's contract name: environment variables cannot carry dashes, so Spring binds
+     * {@code SLUICE_EXPORTERS_SEARCH_BULK_MAXRECORDS} to {@code bulk.maxrecords}; both spellings mean
+     * {@code bulk.max-records}.
+     */
+    public static String canonical(final String name)
+    {
+        final String plain = name.replace("-", "").toLowerCase(Locale.ROOT);
+        for (final String known : KNOWN)
+        {
+            if (known.replace("-", "").equals(plain))
+            {
+                return known;
+            }
+        }
+        return name;
     }
 
     private static List<URI> urls(final String value)

@@ -60,4 +60,14 @@ final class OpenSearchExporterConfigTest
         assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-recrods", "5")))
             .hasMessageStartingWith("bulk.max-recrods: unknown property");
     }
+
+    @Test
+    void propertiesBoundFromEnvironmentVariablesLoseTheirDashesAndStillCount()
+    {
+        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("bulk.maxrecords", "7",
+            "onrejected", "dead-letter", "retry.maxbackoff", "3s"));
+        assertThat(config.bulkMaxRecords()).isEqualTo(7);
+        assertThat(config.onRejected()).isEqualTo(OpenSearchExporterConfig.OnRejected.DEAD_LETTER);
+        assertThat(OpenSearchExporterConfig.canonical("retry.maxbackoff")).isEqualTo("retry.max-backoff");
+    }
 }
