@@ -40,13 +40,13 @@ import java.util.concurrent.TimeUnit;
  * Records/s exported by Sluice into a real OpenSearch node (in this JVM, 127.0.0.1) against the same documents
  * bulk-indexed straight into it with the same client, transport and bulk size, in the same run.
  * <p>
- * Sluice side: one in-process broker with one partition (RF 1) and an {@code opensearch} exporter. Exporting is
- * paused, N records of 100-byte payloads are appended, then exporting is resumed; the figure is N over the time
+ * Sluice side: one in-process broker with one partition (RF 1) and an {@code opensearch} exporter. Per segment,
+ * exporting is paused, 10,000 records of 100-byte payloads are appended, then exporting is resumed; the time runs
  * from the resume's answer to the exporter acknowledging the last position (every bulk up to it confirmed).
- * Direct side: the same N documents (the same JSON, ids and index template), prepared beforehand, sent in
- * sequential bulks of the same size, one in flight like the exporter of one partition; the figure is N over the
- * time of those bulks. Ratio = sluice / direct. Each round creates both sides' indexes first, lets the new
- * broker settle, and alternates which side goes first; the figures are medians over the rounds.
+ * Direct side: the same documents (the same JSON, ids and index template, into an index of its own), prepared
+ * beforehand, sent in sequential bulks of the same size, one in flight like the exporter of one partition; the
+ * time is that of the bulks. Segments alternate which side goes first; records/s are over all segments' time, and
+ * ratio = sluice / direct. The exporter's own counters say how much of its time went into bulk calls.
  */
 public final class ExporterOpensearchBenchmark
 {
@@ -54,6 +54,10 @@ public final class ExporterOpensearchBenchmark
     private static final int PAYLOAD_BYTES = 100;
     private static final int BULK_RECORDS = 1_000;
     private static final int APPEND_BATCH = 500;
+    private static final int SEGMENT_RECORDS = 10_000;
+    private static final long TIMESTAMP = 1_764_420_000_000L;
+    private static final String SLUICE_INDEX = "bench-sluice";
+    private static final String DIRECT_INDEX = "bench-direct";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     private ExporterOpensearchBenchmark()
@@ -78,87 +82,79 @@ public final class ExporterOpensearchBenchmark
     private static void measure(final String[] args) throws Exception
     {
         final BenchmarkRun run = BenchmarkRun.start("exporter-opensearch", args);
-        final int records = run.choose("records", 20_000, 50_000);
-        final int rounds = run.choose("rounds", 1, 4);
-        run.param("payload_bytes", PAYLOAD_BYTES).param("bulk_max_records", BULK_RECORDS).param("partitions", 1)
-            .param("opensearch", "2.19.6 single node in the benchmark JVM").param("client", "opensearch-java 3.3.0, ApacheHttpClient5Transport");
+        final int segments = run.choose("segments_per_side", 2, 8);
+        run.param("records_per_segment", SEGMENT_RECORDS).param("payload_bytes", PAYLOAD_BYTES)
+            .param("bulk_max_records", BULK_RECORDS).param("partitions", 1)
+            .param("opensearch", "2.19.6 single node in the benchmark JVM")
+            .param("client", "opensearch-java 3.3.0, ApacheHttpClient5Transport");
 
         final Path dir = Files.createTempDirectory("sluice-opensearch-bench");
         OpenSearchNode node = null;
-        final List<Broker> brokers = new ArrayList<>();
+        Broker broker = null;
         TransportClient transport = null;
         SbeBrokerClient client = null;
         try
         {
             node = OpenSearchNode.start(dir.resolve("opensearch"));
-            final double[] sluice = new double[rounds];
-            final double[] direct = new double[rounds];
-            final double[] bulkShare = new double[rounds];
-            final double[] sluiceBulkMs = new double[rounds];
-            final double[] directBulkMs = new double[rounds];
             final String brokerList = PortAllocator.loopbackBrokerList(1);
             final PartitionDistribution distribution = PartitionDistribution.of(brokerList, 1, 1);
+            broker = Broker.start(BrokerConfig.of(0, distribution, dir.resolve("broker"), exporters(node, SLUICE_INDEX)));
             transport = new TransportClient(TransportConfig.defaults());
             client = new SbeBrokerClient(transport, distribution, partitionId -> OptionalInt.of(0), false);
+            createIndex(node, SLUICE_INDEX);
+            createIndex(node, DIRECT_INDEX);
 
-            // warm-up of both sides (JIT, the node's first index creation)
-            final String warmIndex = "bench-warmup";
-            final Broker warm = Broker.start(BrokerConfig.of(0, distribution, dir.resolve("warm"), exporters(node, warmIndex)));
-            brokers.add(warm);
-            sluiceSide(run, client, warm, Math.min(records, 10_000), 1, "warm-up");
-            warm.close();
-            brokers.remove(warm);
-            directSide(run, node, "bench-direct-warmup", Math.min(records, 10_000));
+            // Warm-up of both sides (JIT, first segments, connections), not counted.
+            final Side sluice = new Side();
+            final Side direct = new Side();
+            long version = 1;
+            long position = 0;
+            final Side ignored = new Side();
+            sluiceSegment(client, broker, position, version, ignored);
+            directSegment(node, position, ignored);
+            position += SEGMENT_RECORDS;
+            version += 2;
 
-            long version = 10;
-            for (int round = 0; round < rounds; round++)
+            // Short segments, alternating which side goes first, so drifts of this shared machine's load hit both.
+            final double[] ratios = new double[segments];
+            for (int segment = 0; segment < segments; segment++)
             {
-                final String index = "bench-sluice-" + round;
-                final Broker broker = Broker.start(BrokerConfig.of(0, distribution, dir.resolve("broker-" + round),
-                    exporters(node, index)));
-                brokers.add(broker);
-                // Both indexes exist before either side is timed, and the new broker has settled: otherwise the
-                // side that runs first pays for index creation and the broker's startup.
-                createIndex(node, index);
-                createIndex(node, "bench-direct-" + round);
-                Thread.sleep(3_000);
-                final double[] directFigures;
-                final double[] sluiceFigures;
-                if (round % 2 == 0)
+                final Side sluiceHere = new Side();
+                final Side directHere = new Side();
+                if (segment % 2 == 0)
                 {
-                    directFigures = directSide(run, node, "bench-direct-" + round, records);
-                    sluiceFigures = sluiceSide(run, client, broker, records, version, index);
+                    directSegment(node, position, directHere);
+                    sluiceSegment(client, broker, position, version, sluiceHere);
                 }
                 else
                 {
-                    sluiceFigures = sluiceSide(run, client, broker, records, version, index);
-                    directFigures = directSide(run, node, "bench-direct-" + round, records);
+                    sluiceSegment(client, broker, position, version, sluiceHere);
+                    directSegment(node, position, directHere);
                 }
-                version += 10;
-                broker.close();
-                brokers.remove(broker);
-                final long indexed = node.count(index);
-                if (indexed != records)
-                {
-                    throw new IllegalStateException("index " + index + " holds " + indexed + " documents, expected " + records);
-                }
-                sluice[round] = sluiceFigures[0];
-                bulkShare[round] = sluiceFigures[1];
-                sluiceBulkMs[round] = sluiceFigures[2];
-                direct[round] = directFigures[0];
-                directBulkMs[round] = directFigures[1];
-                run.log("round %d: sluice %,.0f records/s (%.0f%% of the time in bulk calls, %.1f ms a bulk), " +
-                    "direct %,.0f records/s (%.1f ms a bulk)", round + 1, sluice[round], 100 * bulkShare[round],
-                    sluiceBulkMs[round], direct[round], directBulkMs[round]);
+                position += SEGMENT_RECORDS;
+                version += 2;
+                ratios[segment] = sluiceHere.perSecond() / directHere.perSecond();
+                run.log("segment %d: sluice %,.0f records/s (%.0f%% of it in bulk calls, %.1f ms a bulk), direct %,.0f " +
+                    "records/s (%.1f ms a bulk)", segment + 1, sluiceHere.perSecond(), 100 * sluiceHere.bulkShare(),
+                    sluiceHere.bulkMs(), directHere.perSecond(), directHere.bulkMs());
+                sluice.add(sluiceHere);
+                direct.add(directHere);
             }
-            final double sluiceRate = Stats.median(sluice);
-            final double directRate = Stats.median(direct);
-            run.result("sluice_records_per_s", Math.round(sluiceRate))
-                .result("direct_records_per_s", Math.round(directRate))
-                .result("sluice_bulk_ms_mean", Stats.median(sluiceBulkMs))
-                .result("direct_bulk_ms_mean", Stats.median(directBulkMs))
-                .result("sluice_time_in_bulk_calls_fraction", Stats.median(bulkShare))
-                .ratio(sluiceRate / directRate);
+            final long sluiceDocuments = node.count(SLUICE_INDEX);
+            final long directDocuments = node.count(DIRECT_INDEX);
+            if (sluiceDocuments != (long)(segments + 1) * SEGMENT_RECORDS ||
+                directDocuments != (long)(segments + 1) * SEGMENT_RECORDS)
+            {
+                throw new IllegalStateException("indexes hold " + sluiceDocuments + " and " + directDocuments +
+                    " documents, expected " + (segments + 1) * SEGMENT_RECORDS + " each");
+            }
+            run.result("sluice_records_per_s", Math.round(sluice.perSecond()))
+                .result("direct_records_per_s", Math.round(direct.perSecond()))
+                .result("sluice_bulk_ms_mean", sluice.bulkMs())
+                .result("direct_bulk_ms_mean", direct.bulkMs())
+                .result("sluice_time_in_bulk_calls_fraction", sluice.bulkShare())
+                .result("ratio_median_of_segments", Stats.median(ratios))
+                .ratio(sluice.perSecond() / direct.perSecond());
         }
         finally
         {
@@ -170,7 +166,7 @@ public final class ExporterOpensearchBenchmark
             {
                 transport.close();
             }
-            for (final Broker broker : brokers)
+            if (broker != null)
             {
                 broker.close();
             }
@@ -183,6 +179,38 @@ public final class ExporterOpensearchBenchmark
         run.finish();
     }
 
+    /** Records, elapsed time, and bulk calls with their time, summed over segments. */
+    private static final class Side
+    {
+        long records;
+        long elapsedNs;
+        long bulks;
+        long bulkNs;
+
+        void add(final Side other)
+        {
+            records += other.records;
+            elapsedNs += other.elapsedNs;
+            bulks += other.bulks;
+            bulkNs += other.bulkNs;
+        }
+
+        double perSecond()
+        {
+            return Stats.perSecond(records, elapsedNs);
+        }
+
+        double bulkMs()
+        {
+            return bulks == 0 ? 0 : bulkNs / 1e6 / bulks;
+        }
+
+        double bulkShare()
+        {
+            return elapsedNs == 0 ? 0 : (double)bulkNs / elapsedNs;
+        }
+    }
+
     private static Map<String, ExporterConfig> exporters(final OpenSearchNode node, final String index)
     {
         return Map.of("search", new ExporterConfig("search", OpenSearchExporter.TYPE, Map.of(
@@ -191,33 +219,34 @@ public final class ExporterOpensearchBenchmark
     }
 
     /**
-     * Pauses, appends {@code records}, resumes and waits for the exporter to acknowledge the last position.
-     * Returns records/s, the share of that time spent in bulk calls, and the mean bulk call in ms.
+     * Pauses, appends a segment (positions {@code first + 1 ..}), resumes, and times from the resume's answer to
+     * the exporter acknowledging the segment's last position.
      */
-    private static double[] sluiceSide(
-        final BenchmarkRun run, final SbeBrokerClient client, final Broker broker, final int records, final long version,
-        final String index) throws Exception
+    private static void sluiceSegment(
+        final SbeBrokerClient client, final Broker broker, final long first, final long version, final Side side)
+        throws Exception
     {
         final PartitionReplica replica = new PartitionReplica(0, PARTITION);
         awaitAdmin(client, replica, AdminRequestKind.PAUSE_EXPORTING, version, ExportingState.PAUSED);
         final List<CompletableFuture<?>> appends = new ArrayList<>();
         long lastPosition = 0;
-        for (int from = 0; from < records; from += APPEND_BATCH)
+        for (int from = 0; from < SEGMENT_RECORDS; from += APPEND_BATCH)
         {
             final List<RecordToAppend> batch = new ArrayList<>(APPEND_BATCH);
-            for (int i = from; i < Math.min(records, from + APPEND_BATCH); i++)
+            for (int i = from; i < Math.min(SEGMENT_RECORDS, from + APPEND_BATCH); i++)
             {
-                batch.add(new RecordToAppend("key-" + i, System.currentTimeMillis(), payload(i)));
+                batch.add(new RecordToAppend(key(first + i + 1), TIMESTAMP, payload(first + i + 1)));
             }
             appends.add(client.append(PARTITION, batch, TIMEOUT));
-            if (appends.size() >= 8)
-            {
-                lastPosition = Math.max(lastPosition, last(appends.remove(0)));
-            }
         }
         for (final CompletableFuture<?> append : appends)
         {
             lastPosition = Math.max(lastPosition, last(append));
+        }
+        if (lastPosition != first + SEGMENT_RECORDS)
+        {
+            throw new IllegalStateException("segment ends at position " + lastPosition + ", expected " +
+                (first + SEGMENT_RECORDS));
         }
         final ExporterStatus before = status(broker);
         awaitAdmin(client, replica, AdminRequestKind.RESUME_EXPORTING, version + 1, ExportingState.EXPORTING);
@@ -236,58 +265,64 @@ public final class ExporterOpensearchBenchmark
         final ExporterStatus after = status(broker);
         if (after.failures() > before.failures())
         {
-            run.log("%s: %d failed attempts (%s)", index, after.failures() - before.failures(), after.lastError());
+            System.out.printf("exporter failed %d times in a segment (%s)%n", after.failures() - before.failures(),
+                after.lastError());
         }
-        final long bulks = after.sinkWrites() - before.sinkWrites();
-        final long bulkNs = after.sinkWriteNanos() - before.sinkWriteNanos();
-        return new double[] {Stats.perSecond(records, elapsedNs), (double)bulkNs / elapsedNs,
-            bulks == 0 ? 0 : bulkNs / 1e6 / bulks};
+        side.records += SEGMENT_RECORDS;
+        side.elapsedNs += elapsedNs;
+        side.bulks += after.sinkWrites() - before.sinkWrites();
+        side.bulkNs += after.sinkWriteNanos() - before.sinkWriteNanos();
     }
 
-    /** Sends the same documents straight to the node: returns records/s and the mean bulk call in ms. */
-    private static double[] directSide(final BenchmarkRun run, final OpenSearchNode node, final String index,
-                                       final int records) throws Exception
+    /**
+     * Sends the same documents a segment of the Sluice side has (positions {@code first + 1 ..}: the same JSON,
+     * ids and template), prepared beforehand, in sequential bulks of the same size; times the bulks.
+     */
+    private static void directSegment(final OpenSearchNode node, final long first, final Side side) throws Exception
     {
-        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("url", node.url(), "index", index,
-            "bulk.max-records", Integer.toString(BULK_RECORDS)));
+        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("url", node.url(),
+            "index", DIRECT_INDEX, "bulk.max-records", Integer.toString(BULK_RECORDS)));
         try (ApacheHttpClient5Transport transport = OpenSearchExporter.newTransport(config))
         {
             final OpenSearchClient client = new OpenSearchClient(transport);
-            IndexTemplate.put(client, index); // idempotent: the round created the index with it already
-            final long timestamp = System.currentTimeMillis();
             final List<List<BulkOperation>> bulks = new ArrayList<>();
-            for (int from = 0; from < records; from += BULK_RECORDS)
+            for (int from = 0; from < SEGMENT_RECORDS; from += BULK_RECORDS)
             {
                 final List<BulkOperation> operations = new ArrayList<>(BULK_RECORDS);
-                for (int i = from; i < Math.min(records, from + BULK_RECORDS); i++)
+                for (int i = from; i < Math.min(SEGMENT_RECORDS, from + BULK_RECORDS); i++)
                 {
-                    final long position = i + 1;
+                    final long position = first + i + 1;
                     final String source = "{\"partitionId\":" + PARTITION + ",\"position\":" + position +
-                        ",\"key\":\"key-" + i + "\",\"timestamp\":" + timestamp + ",\"payload\":" +
-                        new String(payload(i), StandardCharsets.UTF_8) + "}";
+                        ",\"key\":\"" + key(position) + "\",\"timestamp\":" + TIMESTAMP + ",\"payload\":" +
+                        new String(payload(position), StandardCharsets.UTF_8) + "}";
                     final String id = PARTITION + "-" + position;
-                    operations.add(BulkOperation.of(o -> o.index(x -> x.index(index).id(id).document(new RawValue(source)))));
+                    operations.add(BulkOperation.of(o -> o.index(x -> x.index(DIRECT_INDEX).id(id)
+                        .document(new RawValue(source)))));
                 }
                 bulks.add(operations);
             }
+            client.info(); // the connection is open before timing, as the exporter's is
             final long startNs = System.nanoTime();
             for (final List<BulkOperation> operations : bulks)
             {
                 final BulkResponse response = client.bulk(b -> b.operations(operations));
                 if (response.errors())
                 {
-                    throw new IllegalStateException("direct bulk into " + index + " had errors: " +
+                    throw new IllegalStateException("direct bulk had errors: " +
                         response.items().stream().filter(item -> item.error() != null).findFirst().orElseThrow().error());
                 }
             }
             final long elapsedNs = System.nanoTime() - startNs;
-            final long indexed = node.count(index);
-            if (indexed != records)
-            {
-                throw new IllegalStateException("index " + index + " holds " + indexed + " documents, expected " + records);
-            }
-            return new double[] {Stats.perSecond(records, elapsedNs), elapsedNs / 1e6 / bulks.size()};
+            side.records += SEGMENT_RECORDS;
+            side.elapsedNs += elapsedNs;
+            side.bulks += bulks.size();
+            side.bulkNs += elapsedNs;
         }
+    }
+
+    private static String key(final long position)
+    {
+        return "key-" + position;
     }
 
     private static void createIndex(final OpenSearchNode node, final String index) throws Exception
@@ -303,7 +338,7 @@ public final class ExporterOpensearchBenchmark
     }
 
     /** A JSON payload of exactly {@value #PAYLOAD_BYTES} bytes. */
-    static byte[] payload(final int i)
+    static byte[] payload(final long i)
     {
         final String head = "{\"seq\":" + i + ",\"text\":\"";
         final StringBuilder json = new StringBuilder(head);
