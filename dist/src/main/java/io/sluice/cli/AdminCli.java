@@ -78,7 +78,8 @@ public final class AdminCli
         mixinStandardHelpOptions = true,
         version = "sluice admin 0.1.0",
         description = "Operate a Sluice cluster through its gateway's management API.",
-        subcommands = {ExportingCommands.class, BackfillCommands.class, PartitionsCommand.class, RebalanceCommand.class},
+        subcommands = {ExportingCommands.class, BackfillCommands.class, PartitionsCommand.class, RebalanceCommand.class,
+            ExportersCommand.class},
         footer = {
             "",
             "Exit codes: 0 all succeeded; 1 some targets failed (503);",

@@ -13,6 +13,7 @@ import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ExportersStatusRequestDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
@@ -123,6 +124,9 @@ public final class CommandApi implements RequestHandler
                         buffer, offset, length, response);
                 case RebalanceRequestDecoder.TEMPLATE_ID ->
                     onRebalance(d.rebalance.wrap(d.view, bodyOffset, blockLength, version), response);
+                case ExportersStatusRequestDecoder.TEMPLATE_ID ->
+                    onExportersStatus(d.exportersStatus.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
+                        response);
                 default -> malformed(response, 0, "broker " + brokerId + ": not a request: " +
                     SbeMessages.describe(buffer, offset, length));
             }
@@ -154,6 +158,25 @@ public final class CommandApi implements RequestHandler
             return;
         }
         partition.backfills().handler().onRequest(buffer, offset, length, response);
+    }
+
+    /** The exporters view is the leader's: only its director runs the exporters; a follower names the leader. */
+    private void onExportersStatus(final int partitionId, final ResponseChannel response)
+    {
+        final Partition partition = partitionOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+        final PartitionException notLeader = partition.notLeaderError();
+        if (notLeader != null)
+        {
+            respondError(response, partitionId, notLeader);
+            return;
+        }
+        final Partition.PartitionStatus status = partition.status();
+        response.respond(ResponseWriters.exportersStatus(partitionId, status.exportingState(), status.lastPosition(),
+            partition.director().exporterStatuses()));
     }
 
     private void onAppend(final Decoders d, final AppendRequestDecoder request, final ResponseChannel response)
@@ -474,5 +497,6 @@ public final class CommandApi implements RequestHandler
         final BackfillStatusRequestDecoder backfillStatus = new BackfillStatusRequestDecoder();
         final CancelBackfillRequestDecoder cancelBackfill = new CancelBackfillRequestDecoder();
         final RebalanceRequestDecoder rebalance = new RebalanceRequestDecoder();
+        final ExportersStatusRequestDecoder exportersStatus = new ExportersStatusRequestDecoder();
     }
 }

@@ -1,9 +1,13 @@
 package io.sluice.broker.command;
 
+import io.sluice.broker.partition.ExporterStatus;
 import io.sluice.broker.partition.Partition.PartitionStatus;
 import io.sluice.broker.partition.Partition.RebalanceOutcome;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;
+import io.sluice.protocol.codecs.BooleanType;
+import io.sluice.protocol.codecs.ExportersStatusResponseEncoder;
+import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.RebalanceResponseEncoder;
 import io.sluice.protocol.codecs.TopologyResponseEncoder;
@@ -11,6 +15,7 @@ import io.sluice.protocol.transport.MessageWriter;
 import org.agrona.MutableDirectBuffer;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -136,5 +141,74 @@ final class ResponseWriters
                     .putReason(reason, 0, reason.length);
             }
         };
+    }
+
+    static MessageWriter exportersStatus(
+        final int partitionId, final ExportingState state, final long lastPosition, final List<ExporterStatus> exporters)
+    {
+        final List<byte[][]> texts = new ArrayList<>(exporters.size());
+        int length = MessageHeaderEncoder.ENCODED_LENGTH + ExportersStatusResponseEncoder.BLOCK_LENGTH +
+            ExportersStatusResponseEncoder.ExportersEncoder.sbeHeaderSize();
+        for (final ExporterStatus exporter : exporters)
+        {
+            final String error = exporter.lastError() == null ? "" : exporter.lastError();
+            final byte[][] text = {
+                exporter.exporterId().getBytes(StandardCharsets.UTF_8),
+                exporter.type().getBytes(StandardCharsets.UTF_8),
+                // Bounded: a sink's error can be a whole response body.
+                truncate(error.getBytes(StandardCharsets.UTF_8), 2048)};
+            texts.add(text);
+            length += ExportersStatusResponseEncoder.ExportersEncoder.sbeBlockLength() +
+                ExportersStatusResponseEncoder.ExportersEncoder.exporterIdHeaderLength() + text[0].length +
+                ExportersStatusResponseEncoder.ExportersEncoder.exporterTypeHeaderLength() + text[1].length +
+                ExportersStatusResponseEncoder.ExportersEncoder.lastErrorHeaderLength() + text[2].length;
+        }
+        final int encodedLength = length;
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return encodedLength;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final ExportersStatusResponseEncoder response = new ExportersStatusResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .partitionId(partitionId)
+                    .exportingState(state)
+                    .lastPosition(lastPosition);
+                final ExportersStatusResponseEncoder.ExportersEncoder group = response.exportersCount(exporters.size());
+                for (int i = 0; i < exporters.size(); i++)
+                {
+                    final ExporterStatus exporter = exporters.get(i);
+                    final byte[][] text = texts.get(i);
+                    group.next()
+                        .position(exporter.acknowledgedPosition())
+                        .retrying(exporter.retrying() ? BooleanType.TRUE : BooleanType.FALSE)
+                        .failures(exporter.failures())
+                        .deadLetters(exporter.deadLetters())
+                        .sinkWrites(exporter.sinkWrites())
+                        .sinkWriteNanos(exporter.sinkWriteNanos())
+                        .putExporterId(text[0], 0, text[0].length)
+                        .putExporterType(text[1], 0, text[1].length)
+                        .putLastError(text[2], 0, text[2].length);
+                }
+            }
+        };
+    }
+
+    private static byte[] truncate(final byte[] bytes, final int max)
+    {
+        if (bytes.length <= max)
+        {
+            return bytes;
+        }
+        int end = max;
+        while (end > 0 && (bytes[end] & 0xC0) == 0x80)
+        {
+            end--; // not inside a UTF-8 sequence
+        }
+        return java.util.Arrays.copyOf(bytes, end);
     }
 }

@@ -1,14 +1,30 @@
 package io.sluice.broker.exporter;
 
+import io.sluice.exporter.opensearch.OpenSearchExporter;
+import io.sluice.exporter.opensearch.OpenSearchExporterConfig;
 import io.sluice.exporter.spi.Exporter;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 
+import java.time.Duration;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
-/** Builds exporter instances by {@code type}; the built-in type is {@code file}. Thread-safe. */
+/** Builds exporter instances by {@code type}; the built-in types are {@code file} and {@code opensearch}. Thread-safe. */
 public final class ExporterRegistry
 {
+    /** Every exporter's cap of the director's retry backoff ({@code sluice.exporters.<id>.retry.max-backoff}). */
+    public static final String RETRY_MAX_BACKOFF = "retry.max-backoff";
+    private static final long DEFAULT_MAX_BACKOFF_MS = 5_000;
+    /** Kinds whose contract sets another default cap (a remote sink is not hammered every 5 s). */
+    private static final Map<String, Long> DEFAULT_MAX_BACKOFF_MS_BY_TYPE = Map.of(OpenSearchExporter.TYPE, 30_000L);
+    /**
+     * Checks of a kind's properties at startup, so a bad value stops the broker naming the setting instead of
+     * failing each partition's exporter later; each throws IllegalArgumentException("property: why").
+     */
+    private static final Map<String, Consumer<Map<String, String>>> PROPERTY_CHECKS =
+        Map.of(OpenSearchExporter.TYPE, OpenSearchExporterConfig::parse);
+
     private final Map<String, Supplier<Exporter>> factories;
 
     public ExporterRegistry(final Map<String, Supplier<Exporter>> factories)
@@ -18,7 +34,8 @@ public final class ExporterRegistry
 
     public static ExporterRegistry builtIn()
     {
-        return new ExporterRegistry(Map.of(FileExporter.TYPE, FileExporter::new));
+        return new ExporterRegistry(Map.of(FileExporter.TYPE, FileExporter::new,
+            OpenSearchExporter.TYPE, OpenSearchExporter::new));
     }
 
     /** Fails naming the setting when a configured exporter's type is unknown. */
@@ -31,6 +48,51 @@ public final class ExporterRegistry
                 throw new InvalidClusterConfigException("sluice.exporters." + config.id() + ".type",
                     "unknown exporter type '" + config.type() + "' (known: " + factories.keySet() + ")");
             }
+            maxBackoffMs(config);
+            final Consumer<Map<String, String>> check = PROPERTY_CHECKS.get(config.type());
+            if (check != null)
+            {
+                try
+                {
+                    check.accept(config.properties());
+                }
+                catch (final IllegalArgumentException e)
+                {
+                    final String message = String.valueOf(e.getMessage());
+                    final int colon = message.indexOf(": ");
+                    throw colon > 0 ?
+                        new InvalidClusterConfigException("sluice.exporters." + config.id() + "." +
+                            message.substring(0, colon), message.substring(colon + 2)) :
+                        new InvalidClusterConfigException("sluice.exporters." + config.id(), message);
+                }
+            }
+        }
+    }
+
+    /**
+     * The cap of the retry backoff of an exporter: its {@code retry.max-backoff} ({@code 30s}, {@code 500ms}, a bare
+     * number being milliseconds), else its kind's default.
+     */
+    public static long maxBackoffMs(final ExporterConfig config)
+    {
+        String value = config.properties().get(RETRY_MAX_BACKOFF);
+        if (value == null)
+        {
+            value = config.properties().get("retry.maxbackoff"); // bound from SLUICE_EXPORTERS_<ID>_RETRY_MAXBACKOFF
+        }
+        if (value == null)
+        {
+            return DEFAULT_MAX_BACKOFF_MS_BY_TYPE.getOrDefault(config.type(), DEFAULT_MAX_BACKOFF_MS);
+        }
+        try
+        {
+            final Duration parsed = OpenSearchExporterConfig.duration(RETRY_MAX_BACKOFF, value);
+            return Math.max(1, parsed.toMillis());
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new InvalidClusterConfigException("sluice.exporters." + config.id() + "." + RETRY_MAX_BACKOFF,
+                "'" + value + "' is not a positive duration (e.g. 30s, 500ms, 2m)");
         }
     }
 

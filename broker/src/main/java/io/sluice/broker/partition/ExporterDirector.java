@@ -52,7 +52,6 @@ public final class ExporterDirector
      */
     private static final long IDLE_DELAY_MS = 25;
     private static final long MIN_BACKOFF_MS = 50;
-    private static final long MAX_BACKOFF_MS = 5_000;
 
     private final int brokerId;
     private final int partitionId;
@@ -159,7 +158,8 @@ public final class ExporterDirector
         for (final Container container : containers)
         {
             statuses.add(new ExporterStatus(container.config.id(), container.config.type(),
-                container.acknowledged.get(), container.retrying, container.lastError, container.totalFailures));
+                container.acknowledged.get(), container.retrying, container.lastError, container.totalFailures,
+                container.deadLetters.get(), container.sinkWrites.get(), container.sinkWriteNanos.get()));
         }
         return statuses;
     }
@@ -260,11 +260,15 @@ public final class ExporterDirector
     {
         private final ExporterConfig config;
         private final AtomicLong acknowledged = new AtomicLong();
+        private final AtomicLong deadLetters = new AtomicLong();
+        private final AtomicLong sinkWrites = new AtomicLong();
+        private final AtomicLong sinkWriteNanos = new AtomicLong();
+        private final long maxBackoffMs;
         private Exporter exporter;
         private boolean opened;
         private long nextPosition;
         private long retryAtMs;
-        private long backoffMs = MIN_BACKOFF_MS;
+        private long backoffMs;
         private int failures;
         private boolean flushPending;
         private volatile long totalFailures;
@@ -275,6 +279,8 @@ public final class ExporterDirector
         Container(final ExporterConfig config)
         {
             this.config = config;
+            this.maxBackoffMs = ExporterRegistry.maxBackoffMs(config);
+            this.backoffMs = Math.min(MIN_BACKOFF_MS, maxBackoffMs);
             final long replicated = stateMachine.exporterPosition(config.id());
             this.acknowledged.set(replicated);
             this.nextPosition = replicated + 1;
@@ -284,6 +290,19 @@ public final class ExporterDirector
         public void acknowledge(final long position)
         {
             acknowledged.accumulateAndGet(position, Math::max);
+        }
+
+        @Override
+        public void sinkWriteCompleted(final int records, final long latencyNanos)
+        {
+            sinkWrites.incrementAndGet();
+            sinkWriteNanos.addAndGet(latencyNanos);
+        }
+
+        @Override
+        public void deadLettered(final int records)
+        {
+            deadLetters.addAndGet(records);
         }
 
         void work(final long nowMs)
@@ -315,7 +334,7 @@ public final class ExporterDirector
                 failures = 0;
                 retrying = false;
                 lastError = null;
-                backoffMs = MIN_BACKOFF_MS;
+                backoffMs = Math.min(MIN_BACKOFF_MS, maxBackoffMs);
             }
             catch (final Exception e)
             {
@@ -323,13 +342,15 @@ public final class ExporterDirector
                 totalFailures++;
                 lastError = String.valueOf(e.getMessage() == null ? e : e.getMessage());
                 retrying = true;
-                retryAtMs = nowMs + backoffMs;
+                // Full jitter over the upper half, so the exporters of many partitions do not retry in step.
+                final long delayMs = backoffMs / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1);
+                retryAtMs = nowMs + delayMs;
                 if (failures == 1 || failures % 20 == 0)
                 {
                     LOG.warn("partition {} on broker {}: exporter {} failed at position {} ({} failures), retrying in {} ms",
-                        partitionId, brokerId, config.id(), nextPosition, failures, backoffMs, e);
+                        partitionId, brokerId, config.id(), nextPosition, failures, delayMs, e);
                 }
-                backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+                backoffMs = Math.min(maxBackoffMs, backoffMs * 2);
             }
         }
 

@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
@@ -24,6 +25,9 @@ public class MetricsRefresher implements InitializingBean, DisposableBean
 
     private final ExportingGauges exportingGauges;
     private final BackfillGauges backfillGauges;
+    /** Optional: a context without the exporters view (some tests) has no exporter gauges. */
+    private final ObjectProvider<ExporterGauges> exporterGauges;
+    private final Duration exporterPollInterval;
     private final Duration exportingInterval;
     private final Duration backfillInterval;
     private ScheduledExecutorService scheduler;
@@ -32,8 +36,17 @@ public class MetricsRefresher implements InitializingBean, DisposableBean
         final ExportingGauges exportingGauges,
         final BackfillGauges backfillGauges,
         @Value("${sluice.gateway.metrics.exporter-refresh-interval:5s}") final Duration exportingInterval,
-        @Value("${sluice.gateway.metrics.backfill-poll-interval:30s}") final Duration backfillInterval)
+        @Value("${sluice.gateway.metrics.backfill-poll-interval:30s}") final Duration backfillInterval,
+        final ObjectProvider<ExporterGauges> exporterGauges,
+        @Value("${sluice.gateway.metrics.exporter-poll-interval:10s}") final Duration exporterPollInterval)
     {
+        if (exporterPollInterval.isNegative() || exporterPollInterval.isZero())
+        {
+            throw new IllegalArgumentException(
+                "sluice.gateway.metrics.exporter-poll-interval must be positive, was " + exporterPollInterval);
+        }
+        this.exporterGauges = exporterGauges;
+        this.exporterPollInterval = exporterPollInterval;
         if (exportingInterval.isNegative() || exportingInterval.isZero())
         {
             throw new IllegalArgumentException(
@@ -63,6 +76,12 @@ public class MetricsRefresher implements InitializingBean, DisposableBean
             guarded(exportingGauges::refresh), 0, exportingInterval.toMillis(), TimeUnit.MILLISECONDS);
         scheduler.scheduleWithFixedDelay(
             guarded(() -> backfillGauges.poll(backfillInterval)), 0, backfillInterval.toMillis(), TimeUnit.MILLISECONDS);
+        final ExporterGauges exporters = exporterGauges.getIfAvailable();
+        if (exporters != null)
+        {
+            scheduler.scheduleWithFixedDelay(guarded(() -> exporters.poll(exporterPollInterval)), 0,
+                exporterPollInterval.toMillis(), TimeUnit.MILLISECONDS);
+        }
     }
 
     @Override

@@ -1,0 +1,50 @@
+package io.sluice.broker.exporter;
+
+import io.sluice.exporter.opensearch.OpenSearchExporter;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+final class ExporterRegistryTest
+{
+    private static Map<String, ExporterConfig> one(final String type, final Map<String, String> properties)
+    {
+        return Map.of("search", new ExporterConfig("search", type, properties));
+    }
+
+    @Test
+    void opensearchIsABuiltInKind()
+    {
+        final ExporterRegistry registry = ExporterRegistry.builtIn();
+        registry.validate(one("opensearch", Map.of("url", "http://127.0.0.1:9200")));
+        assertThat(registry.create(new ExporterConfig("search", "opensearch", Map.of())))
+            .isInstanceOf(OpenSearchExporter.class);
+    }
+
+    @Test
+    void aBadOpenSearchPropertyStopsTheBrokerNamingTheFullSetting()
+    {
+        assertThatThrownBy(() -> ExporterRegistry.builtIn().validate(one("opensearch", Map.of("bulk.max-bytes", "lots"))))
+            .isInstanceOf(InvalidClusterConfigException.class)
+            .hasMessageStartingWith("sluice.exporters.search.bulk.max-bytes: 'lots'")
+            .satisfies(e -> assertThat(((InvalidClusterConfigException)e).setting())
+                .isEqualTo("sluice.exporters.search.bulk.max-bytes"));
+        assertThatThrownBy(() -> ExporterRegistry.builtIn().validate(one("opensearch", Map.of("on-rejected", "drop"))))
+            .hasMessageStartingWith("sluice.exporters.search.on-rejected: 'drop'");
+    }
+
+    @Test
+    void theRetryBackoffCapIsReadForEveryKindWithTheKindsDefault()
+    {
+        assertThat(ExporterRegistry.maxBackoffMs(new ExporterConfig("f", "file", Map.of()))).isEqualTo(5_000);
+        assertThat(ExporterRegistry.maxBackoffMs(new ExporterConfig("s", "opensearch", Map.of()))).isEqualTo(30_000);
+        assertThat(ExporterRegistry.maxBackoffMs(new ExporterConfig("f", "file", Map.of("retry.max-backoff", "2s"))))
+            .isEqualTo(2_000);
+        assertThatThrownBy(() -> ExporterRegistry.builtIn().validate(one("file", Map.of("retry.max-backoff", "never"))))
+            .hasMessageStartingWith("sluice.exporters.search.retry.max-backoff: 'never'");
+    }
+}

@@ -1,0 +1,67 @@
+package io.sluice.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import tools.jackson.databind.JsonNode;
+
+import java.util.concurrent.Callable;
+
+/**
+ * {@code admin exporters}: the exporters view of {@code GET /actuator/exporters}, one row per exporter and
+ * partition: position, lag, state and last error.
+ */
+@Command(
+    name = "exporters",
+    mixinStandardHelpOptions = true,
+    description = "Show every exporter per partition: acknowledged position, lag, state (EXPORTING, RETRYING, "
+        + "PAUSED, SOFT_PAUSED, UNKNOWN) and last error.")
+final class ExportersCommand implements Callable<Integer>
+{
+    private final CliConsole console;
+
+    @Mixin
+    GatewayOptions gateway;
+
+    ExportersCommand(final CliConsole console)
+    {
+        this.console = console;
+    }
+
+    @Override
+    public Integer call() throws GatewayUnreachableException
+    {
+        return Answers.print(
+            console, gateway.output(), "exporters", gateway.connect(console).get("/exporters"), this::printView);
+    }
+
+    private void printView(final JsonNode view)
+    {
+        final Table table = new Table("EXPORTER", "TYPE", "PARTITION", "POSITION", "LAG", "STATE", "LAST ERROR");
+        for (final JsonNode exporter : view.path("exporters"))
+        {
+            for (final JsonNode partition : exporter.path("partitions"))
+            {
+                table.row(exporter.path("id").asString(), text(exporter.path("type")),
+                    partition.path("partitionId").asString(), number(partition.path("position")),
+                    number(partition.path("lag")), partition.path("state").asString("UNKNOWN"),
+                    text(partition.path("lastError")));
+            }
+        }
+        if (table.size() == 0)
+        {
+            console.out().println("no exporter is running");
+            return;
+        }
+        table.print(console.out());
+    }
+
+    private static String text(final JsonNode value)
+    {
+        return value.isMissingNode() || value.isNull() ? "-" : value.asString();
+    }
+
+    private static String number(final JsonNode value)
+    {
+        return value.isNumber() && value.asLong() >= 0 ? value.asString() : "-";
+    }
+}

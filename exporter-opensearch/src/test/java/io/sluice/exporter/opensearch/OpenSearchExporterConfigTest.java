@@ -1,0 +1,73 @@
+package io.sluice.exporter.opensearch;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+final class OpenSearchExporterConfigTest
+{
+    @Test
+    void defaultsAreThoseOfTheContract()
+    {
+        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of());
+        assertThat(config.urls()).hasToString("[http://127.0.0.1:9200]");
+        assertThat(config.index()).isEqualTo("sluice-records");
+        assertThat(config.bulkMaxRecords()).isEqualTo(1000);
+        assertThat(config.bulkMaxBytes()).isEqualTo(5L * 1024 * 1024);
+        assertThat(config.bulkMaxDelay()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(config.onRejected()).isEqualTo(OpenSearchExporterConfig.OnRejected.RETRY);
+        assertThat(config.username()).isNull();
+    }
+
+    @Test
+    void everyPropertyIsRead()
+    {
+        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("url",
+            "http://a:9200, https://b", "index", "orders", "username", "u", "password", "p", "bulk.max-records", "10",
+            "bulk.max-bytes", "512KB", "bulk.max-delay", "250ms", "retry.max-backoff", "2s", "on-rejected", "dead-letter"));
+        assertThat(config.urls()).hasSize(2);
+        assertThat(config.bulkMaxBytes()).isEqualTo(512 * 1024);
+        assertThat(config.bulkMaxDelay()).isEqualTo(Duration.ofMillis(250));
+        assertThat(config.onRejected()).isEqualTo(OpenSearchExporterConfig.OnRejected.DEAD_LETTER);
+        assertThat(config.toString()).doesNotContain("=p,");
+    }
+
+    @Test
+    void aBadValueIsRefusedNamingItsProperty()
+    {
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-records", "lots")))
+            .hasMessageStartingWith("bulk.max-records: 'lots'");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-records", "0")))
+            .hasMessageStartingWith("bulk.max-records: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-bytes", "5 parsecs")))
+            .hasMessageStartingWith("bulk.max-bytes: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-delay", "soon")))
+            .hasMessageStartingWith("bulk.max-delay: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("retry.max-backoff", "-1s")))
+            .hasMessageStartingWith("retry.max-backoff: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("on-rejected", "skip")))
+            .hasMessageStartingWith("on-rejected: 'skip'");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("url", "ftp://x")))
+            .hasMessageStartingWith("url: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("index", "Upper")))
+            .hasMessageStartingWith("index: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("username", "u")))
+            .hasMessageStartingWith("password: ");
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-recrods", "5")))
+            .hasMessageStartingWith("bulk.max-recrods: unknown property");
+    }
+
+    @Test
+    void propertiesBoundFromEnvironmentVariablesLoseTheirDashesAndStillCount()
+    {
+        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("bulk.maxrecords", "7",
+            "onrejected", "dead-letter", "retry.maxbackoff", "3s"));
+        assertThat(config.bulkMaxRecords()).isEqualTo(7);
+        assertThat(config.onRejected()).isEqualTo(OpenSearchExporterConfig.OnRejected.DEAD_LETTER);
+        assertThat(OpenSearchExporterConfig.canonical("retry.maxbackoff")).isEqualTo("retry.max-backoff");
+    }
+}

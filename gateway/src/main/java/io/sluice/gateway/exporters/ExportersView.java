@@ -1,0 +1,40 @@
+package io.sluice.gateway.exporters;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+
+import java.util.List;
+
+/**
+ * {@code GET /actuator/exporters} (CONTRACT §3): every exporter with, per partition, its acknowledged position,
+ * lag (the partition's last position minus it), state and last error. Positions are -1 when unknown.
+ */
+@JsonPropertyOrder({ "exporters" })
+public record ExportersView(List<Exporter> exporters)
+{
+    public static final String EXPORTING = "EXPORTING";
+    public static final String RETRYING = "RETRYING";
+    public static final String PAUSED = "PAUSED";
+    public static final String SOFT_PAUSED = "SOFT_PAUSED";
+    public static final String UNKNOWN = "UNKNOWN";
+
+    public ExportersView
+    {
+        exporters = List.copyOf(exporters);
+    }
+
+    @JsonPropertyOrder({ "id", "type", "partitions" })
+    public record Exporter(String id, @JsonInclude(JsonInclude.Include.ALWAYS) String type, List<Partition> partitions)
+    {
+        public Exporter
+        {
+            partitions = List.copyOf(partitions);
+        }
+    }
+
+    @JsonPropertyOrder({ "partitionId", "position", "lag", "state", "lastError" })
+    public record Partition(int partitionId, long position, long lag, String state,
+                            @JsonInclude(JsonInclude.Include.ALWAYS) String lastError)
+    {
+    }
+}
