@@ -7,7 +7,6 @@ import io.sluice.exporter.spi.Exporter;
 import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;
 import io.sluice.exporter.spi.RecordJson;
-import org.agrona.ExpandableArrayBuffer;
 import org.apache.hc.client5.http.auth.AuthScope;
 import org.apache.hc.client5.http.auth.UsernamePasswordCredentials;
 import org.apache.hc.client5.http.impl.auth.BasicCredentialsProvider;
@@ -55,7 +54,6 @@ public final class OpenSearchExporter implements Exporter
     private static final Timeout CONNECT_TIMEOUT = Timeout.ofSeconds(5);
     private static final Timeout RESPONSE_TIMEOUT = Timeout.ofSeconds(60);
 
-    private final ExpandableArrayBuffer json = new ExpandableArrayBuffer(1024);
     private OpenSearchExporterConfig config;
     private Path deadLetterFile;
     private int partitionId;
@@ -123,8 +121,9 @@ public final class OpenSearchExporter implements Exporter
         {
             return; // already buffered: offered again after a failure
         }
-        final int length = RecordJson.write(record, json, 0);
-        final String source = json.getStringWithoutLengthUtf8(0, length);
+        final byte[] bytes = RecordJson.toBytes(record);
+        final int length = bytes.length;
+        final String source = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
         final String id = partitionId + "-" + record.position();
         final int size = BulkBuffer.sizeOf(id, length);
         if (!buffer.fits(size))
