@@ -94,7 +94,8 @@ public final class Broker implements AutoCloseable
      * Starts the broker; returns once the command API listens and every partition's Raft group is added.
      *
      * @throws InvalidClusterConfigException naming the setting for a node id outside the cluster, a port
-     *                                       in use, or an unknown exporter type.
+     *                                       in use, an unknown exporter type or an exporter setting its
+     *                                       exporter refuses.
      */
     public static Broker start(final BrokerConfig config) throws IOException
     {
@@ -102,7 +103,7 @@ public final class Broker implements AutoCloseable
         final int nodeId = config.nodeId();
         distribution.checkNodeId(nodeId);
         final ExporterRegistry registry = ExporterRegistry.builtIn();
-        registry.validate(config.exporters());
+        registry.validate(nodeId, config.dataDir(), config.exporters());
         final InetSocketAddress commandAddress = resolve(distribution.commandAddress(nodeId));
         final InetSocketAddress raftAddress = resolve(distribution.raftAddress(nodeId));
         checkPortFree(nodeId, commandAddress);

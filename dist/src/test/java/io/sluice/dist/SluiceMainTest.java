@@ -76,6 +76,23 @@ class SluiceMainTest
     }
 
     @Test
+    void kafkaExporterWithoutBootstrapServersNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.events.type=kafka",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.events.bootstrap-servers: required");
+    }
+
+    @Test
+    void kafkaProducerSettingThatWouldWeakenDeliveryNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.events.type=kafka",
+            "--sluice.exporters.events.bootstrap-servers=127.0.0.1:9092", "--sluice.exporters.events.producer.acks=1",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.events.producer.acks: '1': the exporter needs acks=all");
+    }
+
+    @Test
     void gatewayPortInUseNamesTheSetting() throws IOException
     {
         try (ServerSocket busy = new ServerSocket(0))

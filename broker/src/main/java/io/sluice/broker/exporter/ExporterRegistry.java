@@ -1,14 +1,21 @@
 package io.sluice.broker.exporter;
 
+import io.sluice.exporter.kafka.KafkaExporter;
 import io.sluice.exporter.spi.Exporter;
+import io.sluice.exporter.spi.ExporterConfigException;
+import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.Supplier;
 
-/** Builds exporter instances by {@code type}; the built-in type is {@code file}. Thread-safe. */
+/** Builds exporter instances by {@code type}; the built-in types are {@code file} and {@code kafka}. Thread-safe. */
 public final class ExporterRegistry
 {
+    /** The partition id of the context an exporter is configured with when the broker checks it at start. */
+    public static final int CHECK_PARTITION_ID = 0;
+
     private final Map<String, Supplier<Exporter>> factories;
 
     public ExporterRegistry(final Map<String, Supplier<Exporter>> factories)
@@ -18,7 +25,9 @@ public final class ExporterRegistry
 
     public static ExporterRegistry builtIn()
     {
-        return new ExporterRegistry(Map.of(FileExporter.TYPE, FileExporter::new));
+        return new ExporterRegistry(Map.of(
+            FileExporter.TYPE, FileExporter::new,
+            KafkaExporter.TYPE, KafkaExporter::new));
     }
 
     /** Fails naming the setting when a configured exporter's type is unknown. */
@@ -30,6 +39,37 @@ public final class ExporterRegistry
             {
                 throw new InvalidClusterConfigException("sluice.exporters." + config.id() + ".type",
                     "unknown exporter type '" + config.type() + "' (known: " + factories.keySet() + ")");
+            }
+        }
+    }
+
+    /**
+     * Checks every configured exporter before the broker starts: a known type, and a configuration its exporter
+     * accepts ({@link Exporter#configure} on a throwaway instance, which must not touch the sink). Fails with the
+     * one setting to fix.
+     *
+     * @throws InvalidClusterConfigException naming {@code sluice.exporters.<id>.<property>}.
+     */
+    public void validate(final int brokerId, final Path dataDir, final Map<String, ExporterConfig> exporters)
+    {
+        validate(exporters);
+        for (final ExporterConfig config : exporters.values())
+        {
+            final String prefix = "sluice.exporters." + config.id() + ".";
+            try
+            {
+                create(config).configure(
+                    new ExporterContext(config.id(), CHECK_PARTITION_ID, brokerId, dataDir, config.properties()));
+            }
+            catch (final ExporterConfigException e)
+            {
+                throw new InvalidClusterConfigException(prefix + e.property(), e.problem());
+            }
+            catch (final Exception e)
+            {
+                throw new InvalidClusterConfigException(prefix + "type",
+                    "exporter '" + config.id() + "' of type '" + config.type() + "' refused its configuration: " +
+                        (e.getMessage() == null ? e.toString() : e.getMessage()));
             }
         }
     }
