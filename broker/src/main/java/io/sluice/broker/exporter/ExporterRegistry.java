@@ -8,15 +8,21 @@ import io.sluice.protocol.cluster.InvalidClusterConfigException;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
-/** Builds exporter instances by {@code type}; the built-in types are {@code file} and {@code kafka}. Thread-safe. */
+/**
+ * Builds exporter instances: built-in kinds by {@code type} ({@code file} and {@code kafka}), third-party exporters
+ * by {@code class-name} from their {@code jar} (see {@link ThirdPartyExporters}; each jar is loaded once per
+ * configuration). Thread-safe.
+ */
 public final class ExporterRegistry
 {
     /** The partition id of the context an exporter is configured with when the broker checks it at start. */
     public static final int CHECK_PARTITION_ID = 0;
 
     private final Map<String, Supplier<Exporter>> factories;
+    private final Map<ExporterConfig, Supplier<Exporter>> thirdParty = new ConcurrentHashMap<>();
 
     public ExporterRegistry(final Map<String, Supplier<Exporter>> factories)
     {
@@ -30,12 +36,19 @@ public final class ExporterRegistry
             KafkaExporter.TYPE, KafkaExporter::new));
     }
 
-    /** Fails naming the setting when a configured exporter's type is unknown. */
+    /**
+     * Fails naming the setting when a configured exporter's type is unknown, or a third-party exporter's jar or class
+     * cannot be loaded.
+     */
     public void validate(final Map<String, ExporterConfig> exporters)
     {
         for (final ExporterConfig config : exporters.values())
         {
-            if (!factories.containsKey(config.type()))
+            if (config.isThirdParty())
+            {
+                thirdPartyFactory(config);
+            }
+            else if (!factories.containsKey(config.type()))
             {
                 throw new InvalidClusterConfigException("sluice.exporters." + config.id() + ".type",
                     "unknown exporter type '" + config.type() + "' (known: " + factories.keySet() + ")");
@@ -65,9 +78,13 @@ public final class ExporterRegistry
             {
                 throw new InvalidClusterConfigException(prefix + e.property(), e.problem());
             }
-            catch (final Exception e)
+            catch (final InvalidClusterConfigException e)
             {
-                throw new InvalidClusterConfigException(prefix + "type",
+                throw e;
+            }
+            catch (final Exception | LinkageError e)
+            {
+                throw new InvalidClusterConfigException(prefix + (config.isThirdParty() ? ExporterConfig.CLASS_NAME : "type"),
                     "exporter '" + config.id() + "' of type '" + config.type() + "' refused its configuration: " +
                         (e.getMessage() == null ? e.toString() : e.getMessage()));
             }
@@ -76,11 +93,20 @@ public final class ExporterRegistry
 
     public Exporter create(final ExporterConfig config)
     {
+        if (config.isThirdParty())
+        {
+            return thirdPartyFactory(config).get();
+        }
         final Supplier<Exporter> factory = factories.get(config.type());
         if (factory == null)
         {
             throw new IllegalArgumentException("exporter " + config.id() + ": unknown type '" + config.type() + "'");
         }
         return factory.get();
+    }
+
+    private Supplier<Exporter> thirdPartyFactory(final ExporterConfig config)
+    {
+        return thirdParty.computeIfAbsent(config, ThirdPartyExporters::load);
     }
 }
