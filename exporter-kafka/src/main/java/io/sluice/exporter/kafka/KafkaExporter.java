@@ -50,8 +50,9 @@ public final class KafkaExporter implements Exporter
     public static final String POSITION_HEADER = "sluice-position";
 
     /** Records buffered before {@code export} sends them itself: bounds memory while the sink is down. */
-    static final int MAX_BUFFERED_RECORDS = 10_000;
-    static final int MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+    public static final int MAX_BUFFERED_RECORDS = 10_000;
+    /** Bytes (keys and values) buffered before {@code export} sends them itself. */
+    public static final int MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
     private final ExpandableArrayBuffer json = new ExpandableArrayBuffer(1024);
