@@ -50,8 +50,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * Sluice side: one broker in this JVM (one partition, RF 1) with a {@code kafka} exporter. Each round pauses
  * exporting, writes the round's records through the command API, then resumes and times until the exporter has
  * acknowledged the last one (so Kafka acknowledged every record). Direct side: the same number of records, same
- * keys, same JSON values and headers, through a producer built from the exporter's own settings, all sent then one
- * flush. A third figure, "direct_chunked", produces in the exporter's chunks (send up to its buffer's size, wait for
+ * keys, same JSON values and headers (each built right before its send), through a producer built from the
+ * exporter's own settings, all sent then one flush. A third figure, "direct_chunked", produces in the exporter's chunks (send up to its buffer's size, wait for
  * every answer, repeat): the cost of never leaving records in the producer between calls, which is what keeps a
  * pause's promise. The sides alternate round by round; each figure is the median of the rounds.
  */
@@ -107,6 +107,16 @@ public final class ExporterKafkaBenchmark
                     directRates[r] = direct.round(run, "round " + (r + 1), records, false);
                     chunkedRates[r] = direct.round(run, "round " + (r + 1), records, true);
                 }
+                // What was timed is really in Kafka: every record the exporter acknowledged, every one produced.
+                final long exported = kafka.recordCount(EXPORT_TOPIC);
+                final long produced = kafka.recordCount(DIRECT_TOPIC);
+                if (exported < sluice.writtenRecords() || produced != direct.producedRecords())
+                {
+                    throw new IllegalStateException("topic " + EXPORT_TOPIC + " holds " + exported + " of " +
+                        sluice.writtenRecords() + " exported records, " + DIRECT_TOPIC + " " + produced + " of " +
+                        direct.producedRecords());
+                }
+                run.log("checked: %,d records in %s, %,d in %s", exported, EXPORT_TOPIC, produced, DIRECT_TOPIC);
                 final double sluiceRate = Stats.median(sluiceRates);
                 final double directRate = Stats.median(directRates);
                 final double chunkedRate = Stats.median(chunkedRates);
@@ -191,6 +201,11 @@ public final class ExporterKafkaBenchmark
             run.log("sluice %s: %,d records exported in %.2f s: %,.0f records/s", name, records,
                 records / rate, rate);
             return rate;
+        }
+
+        long writtenRecords()
+        {
+            return writtenRecords;
         }
 
         double writeRate()
@@ -317,6 +332,11 @@ public final class ExporterKafkaBenchmark
             this.chunk = chunk;
         }
 
+        long producedRecords()
+        {
+            return seq;
+        }
+
         /**
          * Produces {@code records} into the direct topic (one topic for every round, as the exporter has one);
          * {@code chunked}: wait for every answer each {@code chunk} records.
@@ -324,17 +344,13 @@ public final class ExporterKafkaBenchmark
         double round(final BenchmarkRun run, final String name, final int records, final boolean chunked)
         {
             final String topic = DIRECT_TOPIC;
-            final List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records);
+            // Each record is built right before its send, as a producing application (and the exporter) does.
             final long timestamp = System.currentTimeMillis();
-            for (int i = 0; i < records; i++, seq++)
-            {
-                batch.add(record(topic, seq, timestamp));
-            }
             final AtomicReference<Exception> failure = new AtomicReference<>();
             final long startNs = System.nanoTime();
-            for (int i = 0; i < records; i++)
+            for (int i = 0; i < records; i++, seq++)
             {
-                producer.send(batch.get(i), (metadata, error) ->
+                producer.send(record(topic, seq, timestamp), (metadata, error) ->
                 {
                     if (error != null)
                     {
