@@ -113,7 +113,8 @@ public final class Broker implements AutoCloseable
      * Starts the broker; returns once the command API listens and every partition's Raft group is added.
      *
      * @throws InvalidClusterConfigException naming the setting for a node id outside the cluster, a port
-     *                                       in use, or an unknown exporter type.
+     *                                       in use, an unknown exporter type or an exporter setting its
+     *                                       exporter refuses.
      */
     public static Broker start(final BrokerConfig config) throws IOException
     {
@@ -137,7 +138,7 @@ public final class Broker implements AutoCloseable
                 config.raftTransport() + " transport of Ratis has no TLS)");
         }
         final ExporterRegistry registry = ExporterRegistry.builtIn();
-        registry.validate(config.exporters());
+        registry.validate(nodeId, config.dataDir(), config.exporters());
         final InetSocketAddress commandAddress = resolve(distribution.commandAddress(nodeId));
         final InetSocketAddress raftAddress = resolve(distribution.raftAddress(nodeId));
         checkPortFree(nodeId, commandAddress);

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Bad configuration stops a broker with one line naming the setting. */
@@ -56,5 +57,17 @@ class BrokerStartTest
             Map.of("s3", new ExporterConfig("s3", "s3", Map.of())))))
             .isInstanceOf(InvalidClusterConfigException.class)
             .hasMessageStartingWith("sluice.exporters.s3.type");
+    }
+
+    @Test
+    @Timeout(30)
+    void kafkaExporterWithoutBootstrapServersNamesTheSettingBeforeAnythingStarts()
+    {
+        final PartitionDistribution distribution = PartitionDistribution.of("127.0.0.1:1", 1, 1);
+        assertThatThrownBy(() -> Broker.start(BrokerConfig.of(0, distribution, dataDir,
+            Map.of("events", new ExporterConfig("events", "kafka", Map.of("topic", "t"))))))
+            .isInstanceOf(InvalidClusterConfigException.class)
+            .hasMessageStartingWith("sluice.exporters.events.bootstrap-servers: required");
+        assertThat(dataDir.resolve("broker-0")).doesNotExist();
     }
 }

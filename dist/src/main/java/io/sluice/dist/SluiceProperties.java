@@ -22,7 +22,10 @@ public class SluiceProperties
 
     private final BrokerSettings broker = new BrokerSettings();
 
-    /** {@code sluice.exporters.<id>.type}, {@code .path} and any other key, passed to the exporter as is. */
+    /**
+     * {@code sluice.exporters.<id>.type} (or {@code .class-name} and {@code .jar} for a third-party exporter),
+     * {@code .path} and any other key ({@code .producer.acks}, {@code .args.url}), passed to the exporter as is.
+     */
     private final Map<String, Map<String, String>> exporters = new TreeMap<>();
 
     public Path getDataDir()
@@ -62,12 +65,30 @@ public class SluiceProperties
             final String id = entry.getKey();
             final Map<String, String> properties = new HashMap<>(entry.getValue());
             String type = properties.remove("type");
+            final String className = properties.get(ExporterConfig.CLASS_NAME);
+            if (className != null)
+            {
+                // A third-party exporter: its class is its kind.
+                if (type != null && !type.isBlank())
+                {
+                    throw new InvalidClusterConfigException("sluice.exporters." + id + ".type", "'" + type +
+                        "' given with sluice.exporters." + id + ".class-name: set one of them (class-name and jar " +
+                        "load a third-party exporter, type names a built-in one)");
+                }
+                type = className.trim();
+            }
+            else if (properties.containsKey(ExporterConfig.JAR))
+            {
+                throw new InvalidClusterConfigException("sluice.exporters." + id + ".class-name",
+                    "required with sluice.exporters." + id + ".jar (the exporter class in that jar)");
+            }
             if (type == null || type.isBlank())
             {
                 if (!FILE_EXPORTER.equals(id))
                 {
                     throw new InvalidClusterConfigException("sluice.exporters." + id + ".type",
-                        "required (only exporter 'file' defaults to type 'file')");
+                        "required (only exporter 'file' defaults to type 'file'; a third-party exporter sets " +
+                            "class-name and jar instead)");
                 }
                 type = FILE_EXPORTER;
             }

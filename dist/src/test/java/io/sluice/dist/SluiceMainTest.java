@@ -76,6 +76,50 @@ class SluiceMainTest
     }
 
     @Test
+    void kafkaExporterWithoutBootstrapServersNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.events.type=kafka",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.events.bootstrap-servers: required");
+    }
+
+    @Test
+    void kafkaProducerSettingThatWouldWeakenDeliveryNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.events.type=kafka",
+            "--sluice.exporters.events.bootstrap-servers=127.0.0.1:9092", "--sluice.exporters.events.producer.acks=1",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.events.producer.acks: '1': the exporter needs acks=all");
+    }
+
+    @Test
+    void thirdPartyExporterWithAMissingJarNamesTheSetting()
+    {
+        final Path jar = dataDir.resolve("missing.jar").toAbsolutePath();
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0",
+            "--sluice.exporters.audit.class-name=com.example.AuditExporter", "--sluice.exporters.audit.jar=" + jar,
+            "--sluice.data-dir=" + dataDir))
+            .isEqualTo("sluice: sluice.exporters.audit.jar: no readable file " + jar);
+    }
+
+    @Test
+    void thirdPartyExporterJarWithoutAClassNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.audit.jar=/tmp/a.jar",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.audit.class-name: required with sluice.exporters.audit.jar");
+    }
+
+    @Test
+    void thirdPartyExporterWithATypeToo()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.audit.type=file",
+            "--sluice.exporters.audit.class-name=com.example.AuditExporter", "--sluice.exporters.audit.jar=/tmp/a.jar",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.audit.type: 'file' given with sluice.exporters.audit.class-name");
+    }
+
+    @Test
     void gatewayPortInUseNamesTheSetting() throws IOException
     {
         try (ServerSocket busy = new ServerSocket(0))

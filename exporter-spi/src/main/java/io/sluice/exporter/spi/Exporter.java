@@ -1,7 +1,7 @@
 package io.sluice.exporter.spi;
 
 /**
- * A sink for a partition's committed records, run on the partition's leader only, one instance per
+ * A sink for a partition's committed records (the guide: {@code docs/exporters.md}), run on the partition's leader only, one instance per
  * (exporter, partition) and leadership term; backfill tasks run further instances of the same kind, with
  * the same configuration, over older ranges.
  * <p>
@@ -23,7 +23,12 @@ package io.sluice.exporter.spi;
  */
 public interface Exporter
 {
-    /** Reads the configuration; must not touch the sink yet. Throwing stops the exporter with that error. */
+    /**
+     * Reads the configuration from {@code context}; must not touch the sink, nor start threads or open resources: at
+     * start the broker also configures a throwaway instance (partition id 0, never opened or closed) to check the
+     * settings. Throw {@link ExporterConfigException} naming the setting that cannot work: at start that stops the
+     * broker with one line naming {@code sluice.exporters.<id>.<property>}; later it keeps the exporter retrying.
+     */
     void configure(ExporterContext context) throws Exception;
 
     /** Starts exporting; {@code controller} acknowledges positions durably exported. */

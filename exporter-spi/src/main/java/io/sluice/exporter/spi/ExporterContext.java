@@ -2,11 +2,45 @@ package io.sluice.exporter.spi;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * What an exporter instance knows about itself: its id and properties, the partition it exports and the
- * cluster's data directory (the {@code sluice.data-dir} root).
+ * What an exporter instance knows about itself, handed to {@link Exporter#configure}.
+ *
+ * @param id          the exporter's id: {@code <id>} in {@code sluice.exporters.<id>.*}; also the name of its
+ *                    position, so an exporter keeps its place across restarts only under the same id.
+ * @param partitionId the partition this instance exports ({@code 0} when the broker only checks the configuration
+ *                    at start, see {@link Exporter#configure}).
+ * @param brokerId    the broker running this instance (the partition's leader).
+ * @param dataDir     the cluster's data directory ({@code sluice.data-dir}); an exporter that keeps local files puts
+ *                    them under {@code <dataDir>/exports/<id>/}.
+ * @param properties  every {@code sluice.exporters.<id>.<name>} setting but {@code type}, by {@code <name>}
+ *                    ({@code bootstrap-servers}, {@code producer.acks}, {@code args.url}, ...). Immutable.
  */
 public record ExporterContext(String id, int partitionId, int brokerId, Path dataDir, Map<String, String> properties)
 {
+    /** Prefix of a third-party exporter's own settings in {@link #properties()}. */
+    public static final String ARGS_PREFIX = "args.";
+
+    public ExporterContext
+    {
+        properties = properties == null ? Map.of() : Map.copyOf(properties);
+    }
+
+    /**
+     * A third-party exporter's own configuration: {@code sluice.exporters.<id>.args.<name>} by {@code <name>}
+     * (the prefix removed), sorted by name. Empty when there are none.
+     */
+    public Map<String, String> args()
+    {
+        final Map<String, String> args = new TreeMap<>();
+        for (final Map.Entry<String, String> entry : properties.entrySet())
+        {
+            if (entry.getKey().startsWith(ARGS_PREFIX))
+            {
+                args.put(entry.getKey().substring(ARGS_PREFIX.length()), entry.getValue());
+            }
+        }
+        return args;
+    }
 }
