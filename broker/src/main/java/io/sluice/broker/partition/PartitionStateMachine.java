@@ -377,9 +377,10 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
             batchOutcomes[3 * b + 2] = outcome;
             b++;
         }
+        // Applied again after a restart with its records in the log already: positions were counted above, the
+        // ids remembered with them, and nothing is written again.
         if (!inLog)
         {
-            // Applied again after a restart when in the log already: positions were counted, nothing to write.
             checkAppliedPosition(log, firstPosition);
             final IdempotentAppendEntryDecoder.RecordsDecoder records = decoder.records();
             int batchIndex = 0;
