@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs one benchmark: bash qa/bench.sh NAME [--quick]   (see CONTRACT.md §5)
+# Runs one benchmark: bash qa/bench.sh NAME [--quick] [--tls]   (see CONTRACT.md §5; --tls: cluster TLS on, for transport and writes)
 # NAME maps to the class io.sluice.qa.bench.<CamelName>Benchmark (pause-fanout -> PauseFanoutBenchmark),
 # so a benchmark is added by adding that one class. The report lands in qa/target/bench/NAME.json.
 # SLUICE_BENCH_BUILD=none skips the build (when it is known to be current); BENCH_JAVA_OPTS adds JVM options.
 set -euo pipefail
 
-usage() { echo "usage: bash qa/bench.sh NAME [--quick]" >&2; exit 2; }
+usage() { echo "usage: bash qa/bench.sh NAME [--quick] [--tls]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 name="$1"; shift
 case "$name" in

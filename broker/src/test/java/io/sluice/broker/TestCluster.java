@@ -17,6 +17,7 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.codecs.TopologyRequestEncoder;
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
+import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
@@ -100,7 +101,7 @@ final class TestCluster implements AutoCloseable
     }
 
     /** Starts a broker with cluster TLS (its command port then serves TLS clients only). */
-    Broker startBroker(final int nodeId, final io.sluice.protocol.tls.ClusterTls tls) throws IOException
+    Broker startBroker(final int nodeId, final ClusterTls tls) throws IOException
     {
         brokers[nodeId] = Broker.start(config(nodeId), tls);
         return brokers[nodeId];

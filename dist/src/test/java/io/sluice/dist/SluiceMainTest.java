@@ -1,5 +1,7 @@
 package io.sluice.dist;
 
+import io.sluice.protocol.tls.TestCertificates;
+import io.sluice.protocol.tls.TlsFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -139,6 +141,43 @@ class SluiceMainTest
                 "--sluice.data-dir=" + dataDir))
                 .startsWith("sluice: sluice.cluster.brokers: ").contains(Integer.toString(busy.getLocalPort()));
         }
+    }
+
+    @Test
+    void brokerWithAMissingTlsCertificateNamesTheSetting() throws IOException
+    {
+        final TlsFiles files = TestCertificates.authority(dataDir.resolve("tls"), "ca").issue("broker-0");
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.data-dir=" + dataDir,
+            "--sluice.cluster.tls.enabled=true", "--sluice.cluster.tls.certificate=" + dataDir.resolve("missing.pem"),
+            "--sluice.cluster.tls.private-key=" + files.privateKey(),
+            "--sluice.cluster.tls.trusted-certificates=" + files.trustedCertificates()))
+            .startsWith("sluice: sluice.cluster.tls.certificate: file ").endsWith("missing.pem does not exist");
+    }
+
+    @Test
+    void gatewayWithTheKeyOfAnotherCertificateNamesTheSetting() throws IOException
+    {
+        final TestCertificates ca = TestCertificates.authority(dataDir.resolve("tls"), "ca");
+        final TlsFiles gateway = ca.issue("gateway");
+        final TlsFiles other = ca.issue("other");
+        assertThat(startupFailure("gateway", "--server.port=0", "--management.server.port=0",
+            "--sluice.cluster.tls.enabled=true", "--sluice.cluster.tls.certificate=" + gateway.certificate(),
+            "--sluice.cluster.tls.private-key=" + other.privateKey(),
+            "--sluice.cluster.tls.trusted-certificates=" + gateway.trustedCertificates()))
+            .startsWith("sluice: sluice.cluster.tls.private-key: the private key in ")
+            .contains("does not belong to the certificate");
+    }
+
+    @Test
+    void brokerWithAnExpiredCertificateNamesTheSetting() throws Exception
+    {
+        final TlsFiles expired = TestCertificates.authority(dataDir.resolve("tls"), "ca").issue("broker-0", 0);
+        Thread.sleep(1_100); // openssl's -days 0 makes it valid until the second it was made
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.data-dir=" + dataDir,
+            "--sluice.cluster.tls.enabled=true", "--sluice.cluster.tls.certificate=" + expired.certificate(),
+            "--sluice.cluster.tls.private-key=" + expired.privateKey(),
+            "--sluice.cluster.tls.trusted-certificates=" + expired.trustedCertificates()))
+            .startsWith("sluice: sluice.cluster.tls.certificate: the certificate in ").contains("expired at");
     }
 
     /** Launches with {@code args}, expects the startup to fail, and returns its one line on stderr. */

@@ -209,6 +209,9 @@ class GatewayClusterTest
         assertError(post("{\"key\": \"a\", \"payload\": \"" + "x".repeat(2000) + "\"}"), "payload_too_large");
         assertError(post("[{\"key\": \"ok\", \"payload\": 1}, {\"key\": \"big\", \"payload\": \"" + "x".repeat(2000) + "\"}]"),
             "payload_too_large");
+        // Keys are bounded as the brokers bound them (RequestLimits.MAX_KEY_BYTES, in UTF-8 bytes).
+        assertError(post("{\"key\": \"" + "k".repeat(4097) + "\", \"payload\": 1}"), "invalid_record");
+        assertError(post("{\"key\": \"" + "\u00e9".repeat(2049) + "\", \"payload\": 1}"), "invalid_record");
 
         Thread.sleep(1500);
         assertThat(totalLastPosition()).isEqualTo(before);

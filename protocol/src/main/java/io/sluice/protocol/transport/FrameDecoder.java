@@ -17,12 +17,14 @@ import static io.sluice.protocol.transport.FrameDescriptor.MIN_FRAME_LENGTH;
  * Splits the inbound stream into frames and hands each message to {@link #onMessage} as a reused
  * view over the cumulation buffer: no slice, no copy, no allocation per frame. A length field that
  * is negative, below {@link FrameDescriptor#MIN_FRAME_LENGTH} or above the maximum is a protocol
- * violation: the decoder throws, and the connection's handler closes it.
+ * violation: the decoder throws, and the connection's handler closes it. So is a TLS handshake where the first
+ * frame should be (a peer with cluster TLS on talking to a port without), with a message that says so.
  */
 abstract class FrameDecoder extends ByteToMessageDecoder
 {
     private final int maxFrameLength;
     private final UnsafeBuffer view = new UnsafeBuffer(Frames.EMPTY);
+    private boolean firstFrame = true;
 
     FrameDecoder(final int maxFrameLength)
     {
@@ -36,6 +38,12 @@ abstract class FrameDecoder extends ByteToMessageDecoder
         {
             final int start = in.readerIndex();
             final int frameLength = in.getIntLE(start);
+            if (firstFrame && in.readableBytes() >= 3 && looksLikeTlsHandshake(in, start))
+            {
+                in.skipBytes(in.readableBytes());
+                throw new CorruptedFrameException("the peer opened a TLS handshake, but this connection has no TLS " +
+                    "(is sluice.cluster.tls.enabled the same on every broker and gateway?)");
+            }
             if (frameLength < MIN_FRAME_LENGTH)
             {
                 in.skipBytes(in.readableBytes());
@@ -52,6 +60,7 @@ abstract class FrameDecoder extends ByteToMessageDecoder
             {
                 return;
             }
+            firstFrame = false;
             final int correlationIdIndex = start + FRAME_LENGTH_FIELD_LENGTH;
             final long correlationId = in.getLongLE(correlationIdIndex);
             final int messageIndex = correlationIdIndex + CORRELATION_ID_LENGTH;
@@ -67,6 +76,17 @@ abstract class FrameDecoder extends ByteToMessageDecoder
                 view.wrap(Frames.EMPTY);
             }
         }
+    }
+
+    /**
+     * A TLS record header of a handshake (content type 22, protocol version 3.1 to 3.4) where the connection's
+     * first frame starts: a frame length of that shape (66,326 bytes and more, in narrow steps) as a first frame
+     * is far less likely than a peer configured for TLS.
+     */
+    private static boolean looksLikeTlsHandshake(final ByteBuf in, final int start)
+    {
+        final byte minor = in.getByte(start + 2);
+        return in.getByte(start) == 0x16 && in.getByte(start + 1) == 0x03 && minor >= 0x01 && minor <= 0x04;
     }
 
     /**

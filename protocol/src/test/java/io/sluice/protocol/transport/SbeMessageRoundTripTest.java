@@ -1,5 +1,11 @@
 package io.sluice.protocol.transport;
 
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.BooleanType;
+import io.sluice.protocol.codecs.ExportersStatusRequestDecoder;
+import io.sluice.protocol.codecs.ExportersStatusRequestEncoder;
+import io.sluice.protocol.codecs.ExportersStatusResponseDecoder;
+import io.sluice.protocol.codecs.ExportersStatusResponseEncoder;
 import io.sluice.protocol.codecs.*;
 import io.sluice.protocol.message.ErrorResponseWriter;
 import io.sluice.protocol.message.SbeMessages;
@@ -82,6 +88,8 @@ class SbeMessageRoundTripTest
             case RecordDecoder.TEMPLATE_ID -> new RecordDecoder();
             case RebalanceRequestDecoder.TEMPLATE_ID -> new RebalanceRequestDecoder();
             case RebalanceResponseDecoder.TEMPLATE_ID -> new RebalanceResponseDecoder();
+            case ExportersStatusRequestDecoder.TEMPLATE_ID -> new ExportersStatusRequestDecoder();
+            case ExportersStatusResponseDecoder.TEMPLATE_ID -> new ExportersStatusResponseDecoder();
             default -> null;
         };
         final MessageDecoderFlyweight decoder = templateId < 0 ? null : decoders.apply(templateId);
@@ -329,6 +337,41 @@ class SbeMessageRoundTripTest
     }
 
     @Test
+    void exportersStatusRequestAndResponse() throws Exception
+    {
+        final ExportersStatusRequestEncoder request = new ExportersStatusRequestEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).partitionId(3);
+        final ExportersStatusRequestDecoder requestDecoder = new ExportersStatusRequestDecoder().wrapAndApplyHeader(
+            roundTrip(ExportersStatusRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.partitionId()).isEqualTo(3);
+
+        final ExportersStatusResponseEncoder response = new ExportersStatusResponseEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder)
+            .partitionId(3).exportingState(ExportingState.SOFT_PAUSED).lastPosition(240L);
+        response.exportersCount(1).next()
+            .position(118L).retrying(BooleanType.TRUE).failures(7L).deadLetters(2L).sinkWrites(40L).sinkWriteNanos(9_000L)
+            .exporterId("search").exporterType("opensearch").lastError("HTTP 503 from 127.0.0.1:9200");
+        final ExportersStatusResponseDecoder decoder = new ExportersStatusResponseDecoder().wrapAndApplyHeader(
+            roundTrip(ExportersStatusResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.partitionId()).isEqualTo(3);
+        assertThat(decoder.exportingState()).isEqualTo(ExportingState.SOFT_PAUSED);
+        assertThat(decoder.lastPosition()).isEqualTo(240L);
+        final ExportersStatusResponseDecoder.ExportersDecoder exporters = decoder.exporters();
+        assertThat(exporters.count()).isEqualTo(1);
+        exporters.next();
+        assertThat(exporters.position()).isEqualTo(118L);
+        assertThat(exporters.retrying()).isEqualTo(BooleanType.TRUE);
+        assertThat(exporters.failures()).isEqualTo(7L);
+        assertThat(exporters.deadLetters()).isEqualTo(2L);
+        assertThat(exporters.sinkWrites()).isEqualTo(40L);
+        assertThat(exporters.sinkWriteNanos()).isEqualTo(9_000L);
+        // var data must be read in schema order
+        assertThat(exporters.exporterId()).isEqualTo("search");
+        assertThat(exporters.exporterType()).isEqualTo("opensearch");
+        assertThat(exporters.lastError()).isEqualTo("HTTP 503 from 127.0.0.1:9200");
+    }
+
+    @Test
     void storedRecord() throws Exception
     {
         final RecordEncoder record = new RecordEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
@@ -379,7 +422,8 @@ class SbeMessageRoundTripTest
             ErrorResponseDecoder.TEMPLATE_ID, BackfillRequestDecoder.TEMPLATE_ID,
             BackfillStatusRequestDecoder.TEMPLATE_ID, CancelBackfillRequestDecoder.TEMPLATE_ID,
             BackfillStatusResponseDecoder.TEMPLATE_ID, RecordDecoder.TEMPLATE_ID,
-            RebalanceRequestDecoder.TEMPLATE_ID, RebalanceResponseDecoder.TEMPLATE_ID));
+            RebalanceRequestDecoder.TEMPLATE_ID, RebalanceResponseDecoder.TEMPLATE_ID,
+            ExportersStatusRequestDecoder.TEMPLATE_ID, ExportersStatusResponseDecoder.TEMPLATE_ID));
         assertThat(schemaIds).as("template ids in the schema vs. the ones round-tripped here")
             .containsExactlyInAnyOrderElementsOf(expected);
     }

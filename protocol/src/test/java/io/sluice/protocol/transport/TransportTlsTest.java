@@ -135,6 +135,21 @@ class TransportTlsTest
     }
 
     @Test
+    void aTlsClientOfAPlainServerIsRefusedAndNothingIsHandled() throws Exception
+    {
+        final AtomicInteger plainRequests = new AtomicInteger();
+        try (TransportServer plain = TransportServer.start(new InetSocketAddress("127.0.0.1", 0),
+            (buffer, offset, length, response) -> plainRequests.incrementAndGet(), config);
+             TransportClient client = new TransportClient(config, ClusterTls.load(ca.issue("gateway"))))
+        {
+            assertThatThrownBy(() -> client.send(addressOf(plain), text("hello"), TIMEOUT).get(20, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(PeerUnreachableException.class);
+        }
+        assertThat(plainRequests).hasValue(0);
+    }
+
+    @Test
     void replacedCertificateFilesAreUsedForNewConnections() throws Exception
     {
         final TestCertificates next = TestCertificates.authority(dir, "next");

@@ -1,6 +1,8 @@
 package io.sluice.qa.bench;
 
 import io.sluice.broker.BrokerConfig;
+import io.sluice.protocol.tls.ClusterTls;
+import io.sluice.protocol.tls.TestCertificates;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.SerializationFeature;
 
@@ -35,38 +37,48 @@ public final class BenchmarkRun
 
     private final String name;
     private final boolean quick;
+    private final boolean tls;
     private final Map<String, Object> params = new LinkedHashMap<>();
     private final Map<String, Number> results = new LinkedHashMap<>();
     private Double ratio;
     private final long startNs = System.nanoTime();
 
-    private BenchmarkRun(final String name, final boolean quick)
+    private BenchmarkRun(final String name, final boolean quick, final boolean tls)
     {
         this.name = name;
         this.quick = quick;
+        this.tls = tls;
     }
 
     /**
-     * Parses the command line ({@code --quick} is the only option).
+     * Parses the command line: {@code --quick}, and {@code --tls} (cluster TLS on, where the benchmark supports it;
+     * the report is then {@code NAME-tls.json}, so runs with and without can be compared).
      *
      * @throws IllegalArgumentException naming an unknown argument.
      */
     public static BenchmarkRun start(final String name, final String[] args)
     {
         boolean quick = false;
+        boolean tls = false;
         for (final String arg : args)
         {
             if ("--quick".equals(arg))
             {
                 quick = true;
             }
+            else if ("--tls".equals(arg))
+            {
+                tls = true;
+            }
             else
             {
-                throw new IllegalArgumentException("unknown argument '" + arg + "' (usage: bench.sh " + name + " [--quick])");
+                throw new IllegalArgumentException("unknown argument '" + arg + "' (usage: bench.sh " + name +
+                    " [--quick] [--tls])");
             }
         }
-        final BenchmarkRun run = new BenchmarkRun(name, quick);
+        final BenchmarkRun run = new BenchmarkRun(name, quick, tls);
         run.param("quick", quick);
+        run.param("tls", tls);
         System.out.printf(Locale.ROOT, "benchmark %s%s: %d cores, java %s%n",
             name, quick ? " (quick)" : "", Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
         return run;
@@ -75,6 +87,26 @@ public final class BenchmarkRun
     public String name()
     {
         return name;
+    }
+
+    /** Whether {@code --tls} asked for cluster TLS. */
+    public boolean tls()
+    {
+        return tls;
+    }
+
+    /**
+     * Cluster TLS material for this run when {@code --tls} was given (a CA and one certificate made with openssl in
+     * a temporary folder, the same for every process of the benchmark), else null.
+     */
+    public ClusterTls clusterTls() throws java.io.IOException
+    {
+        if (!tls)
+        {
+            return null;
+        }
+        final Path folder = java.nio.file.Files.createTempDirectory("sluice-bench-tls");
+        return ClusterTls.load(TestCertificates.authority(folder, "bench").issue("bench"));
     }
 
     /** Shorter runs for smoke checks: the whole benchmark must finish in well under a minute. */
@@ -149,7 +181,7 @@ public final class BenchmarkRun
         report.put("results", results);
         report.put("ratio", ratio);
         final Path dir = Paths.get(System.getProperty(OUTPUT_DIR_PROPERTY, "qa/target/bench"));
-        final Path file = dir.resolve(name + ".json");
+        final Path file = dir.resolve(name + (tls ? "-tls" : "") + ".json");
         try
         {
             Files.createDirectories(dir);

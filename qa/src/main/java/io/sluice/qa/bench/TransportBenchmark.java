@@ -38,6 +38,8 @@ import io.sluice.protocol.transport.FrameDescriptor;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.RequestHandler;
 import io.sluice.protocol.transport.ResponseChannel;
+import io.sluice.protocol.tls.ClusterTls;
+import io.sluice.protocol.transport.ConnectionLimits;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import io.sluice.protocol.transport.TransportServer;
@@ -77,7 +79,7 @@ public final class TransportBenchmark
         run.param("request_frame_bytes", FrameDescriptor.HEADER_LENGTH + AdminRequests.LENGTH);
         run.param("connections", 1);
 
-        final Round project = new ProjectRound(window);
+        final Round project = new ProjectRound(window, run.clusterTls());
         final Round raw = new RawRound(window);
         try
         {
@@ -211,12 +213,13 @@ public final class TransportBenchmark
         private volatile boolean running;
         private volatile CountDownLatch drained;
 
-        ProjectRound(final int window)
+        ProjectRound(final int window, final ClusterTls tls)
         {
             this.window = window;
             final TransportConfig config = TransportConfig.defaults();
-            this.server = TransportServer.start(new InetSocketAddress("127.0.0.1", 0), new AdminHandler(), config);
-            this.client = new TransportClient(config);
+            this.server = TransportServer.start(new InetSocketAddress("127.0.0.1", 0), new AdminHandler(), config,
+                ConnectionLimits.defaults(), tls);
+            this.client = new TransportClient(config, tls);
             this.address = InetSocketAddress.createUnresolved("127.0.0.1", server.localAddress().getPort());
         }
 

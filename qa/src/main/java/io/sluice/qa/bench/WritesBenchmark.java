@@ -15,6 +15,7 @@ import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.transport.MessageWriter;
+import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import org.agrona.DirectBuffer;
@@ -79,9 +80,10 @@ public final class WritesBenchmark
             .param("replication_factor", 3);
 
         final Path dir = Files.createTempDirectory("sluice-writes-bench");
-        try (Side bare = bare(dir.resolve("bare"), transport, batch);
-            Side project = project(dir.resolve("project"), transport, batch, false);
-            Side projectIds = project(dir.resolve("project-ids"), transport, batch, true))
+        final ClusterTls tls = run.clusterTls();
+        try (Side bare = bare(dir.resolve("bare"), transport, batch, tls);
+            Side project = project(dir.resolve("project"), transport, batch, false, tls);
+            Side projectIds = project(dir.resolve("project-ids"), transport, batch, true, tls))
         {
             // The clusters run side by side and take turns, so background load hits all alike.
             drive(run, "bare warmup", bare, window, warmupSeconds);
@@ -164,17 +166,18 @@ public final class WritesBenchmark
 
     /** @param withIds whether every request carries its own idempotency id (as the gateway sends them, issue 14). */
     private static Side project(
-        final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch, final boolean withIds)
+        final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch, final boolean withIds,
+        final ClusterTls tls)
         throws Exception
     {
         final PartitionDistribution distribution = new PartitionDistribution(PartitionDistribution.parseAddresses(PortAllocator.loopbackBrokerList(3)), 1, 3);
         final Map<String, ExporterConfig> exporters = Map.of(FileExporter.TYPE,
             new ExporterConfig(FileExporter.TYPE, FileExporter.TYPE, Map.of()));
         final List<Broker> brokers = new ArrayList<>();
-        final TransportClient client = new TransportClient(TransportConfig.defaults());
+        final TransportClient client = new TransportClient(TransportConfig.defaults(), tls);
         for (int b = 0; b < 3; b++)
         {
-            brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withRaftTransport(transport)));
+            brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withRaftTransport(transport), tls));
         }
         final int leader = awaitLeader(brokers);
         final InetSocketAddress address = new InetSocketAddress("127.0.0.1",
@@ -295,7 +298,8 @@ public final class WritesBenchmark
 
     // ------------------------------------------------------------------------------------------- bare Ratis
 
-    private static Side bare(final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch)
+    private static Side bare(
+        final Path dataDir, final BrokerConfig.RaftTransport transport, final int batch, final ClusterTls tls)
         throws Exception
     {
         final List<InetSocketAddress> addresses = PartitionDistribution.parseAddresses(PortAllocator.loopbackBrokerList(3));
@@ -323,6 +327,7 @@ public final class WritesBenchmark
                     .setStateMachine(new CountingStateMachine())
                     .setProperties(Broker.serverProperties(config,
                         new InetSocketAddress(raft.getHostString(), raft.getPort())))
+                    .setParameters(Broker.raftTlsParameters(tls, true))
                     .setOption(RaftStorage.StartupOption.FORMAT)
                     .build();
                 server.start();
