@@ -146,32 +146,37 @@ public final class CommandApi implements RequestHandler
         final int length,
         final ResponseChannel response)
     {
-        final Partition partition = partitionOrRespond(partitionId, response);
+        final Partition partition = leaderOrRespond(partitionId, response);
         if (partition == null)
         {
-            return;
-        }
-        final PartitionException notLeader = partition.notLeaderError();
-        if (notLeader != null)
-        {
-            respondError(response, partitionId, notLeader);
             return;
         }
         partition.backfills().handler().onRequest(buffer, offset, length, response);
     }
 
-    /** The exporters view is the leader's: only its director runs the exporters; a follower names the leader. */
-    private void onExportersStatus(final int partitionId, final ResponseChannel response)
+    /** The partition if this broker hosts and leads it; otherwise answers the error (naming the leader) and returns null. */
+    private Partition leaderOrRespond(final int partitionId, final ResponseChannel response)
     {
         final Partition partition = partitionOrRespond(partitionId, response);
         if (partition == null)
         {
-            return;
+            return null;
         }
         final PartitionException notLeader = partition.notLeaderError();
         if (notLeader != null)
         {
             respondError(response, partitionId, notLeader);
+            return null;
+        }
+        return partition;
+    }
+
+    /** The exporters view is the leader's: only its director runs the exporters; a follower names the leader. */
+    private void onExportersStatus(final int partitionId, final ResponseChannel response)
+    {
+        final Partition partition = leaderOrRespond(partitionId, response);
+        if (partition == null)
+        {
             return;
         }
         final Partition.PartitionStatus status = partition.status();

@@ -45,6 +45,7 @@ class KafkaExporterTest
     void writesEachRecordAsOneKafkaRecordWithItsKeyJsonLineAndPositionHeaders() throws Exception
     {
         final String topic = "records-shape";
+        kafka.createTopic(topic, 3); // as operators are told to: no first-send wait for a new topic's leader
         final AtomicLong acknowledged = new AtomicLong();
         final KafkaExporter exporter = exporter(topic, 2, acknowledged, Map.of());
 
@@ -70,6 +71,7 @@ class KafkaExporterTest
     void keepsEachKeysOrderAndAcknowledgesOnlyWhatKafkaTook() throws Exception
     {
         final String topic = "records-order";
+        kafka.createTopic(topic, 3); // as operators are told to: no first-send wait for a new topic's leader
         final AtomicLong acknowledged = new AtomicLong();
         final KafkaExporter exporter = exporter(topic, 1, acknowledged, Map.of());
         for (long position = 1; position <= 3_000; position++)
@@ -117,6 +119,7 @@ class KafkaExporterTest
     void sendsAFullBufferFromExportAndWaitsForKafkaBeforeReturning() throws Exception
     {
         final String topic = "records-full-buffer";
+        kafka.createTopic(topic, 3); // as operators are told to: no first-send wait for a new topic's leader
         final AtomicLong acknowledged = new AtomicLong();
         final KafkaExporter exporter = exporter(topic, 1, acknowledged, Map.of());
         for (long position = 1; position <= KafkaExporter.MAX_BUFFERED_RECORDS + 1; position++)
