@@ -93,6 +93,7 @@ public final class ExporterOpensearchBenchmark
         Broker broker = null;
         TransportClient transport = null;
         SbeBrokerClient client = null;
+        ApacheHttpClient5Transport directTransport = null;
         try
         {
             node = OpenSearchNode.start(dir.resolve("opensearch"));
@@ -103,6 +104,10 @@ public final class ExporterOpensearchBenchmark
             client = new SbeBrokerClient(transport, distribution, partitionId -> OptionalInt.of(0), false);
             createIndex(node, SLUICE_INDEX);
             createIndex(node, DIRECT_INDEX);
+            // One client for the whole run, as an exporter keeps one for its whole leadership.
+            directTransport = OpenSearchExporter.newTransport(OpenSearchExporterConfig.parse(Map.of("url", node.url(),
+                "index", DIRECT_INDEX, "bulk.max-records", Integer.toString(BULK_RECORDS))));
+            final OpenSearchClient directClient = new OpenSearchClient(directTransport);
 
             // Warm-up of both sides (JIT, first segments, connections), not counted.
             final Side sluice = new Side();
@@ -111,7 +116,7 @@ public final class ExporterOpensearchBenchmark
             long position = 0;
             final Side ignored = new Side();
             sluiceSegment(client, broker, position, version, ignored);
-            directSegment(node, position, ignored);
+            directSegment(directClient, position, ignored);
             position += SEGMENT_RECORDS;
             version += 2;
 
@@ -123,13 +128,13 @@ public final class ExporterOpensearchBenchmark
                 final Side directHere = new Side();
                 if (segment % 2 == 0)
                 {
-                    directSegment(node, position, directHere);
+                    directSegment(directClient, position, directHere);
                     sluiceSegment(client, broker, position, version, sluiceHere);
                 }
                 else
                 {
                     sluiceSegment(client, broker, position, version, sluiceHere);
-                    directSegment(node, position, directHere);
+                    directSegment(directClient, position, directHere);
                 }
                 position += SEGMENT_RECORDS;
                 version += 2;
@@ -165,6 +170,10 @@ public final class ExporterOpensearchBenchmark
             if (transport != null)
             {
                 transport.close();
+            }
+            if (directTransport != null)
+            {
+                directTransport.close();
             }
             if (broker != null)
             {
@@ -278,46 +287,39 @@ public final class ExporterOpensearchBenchmark
      * Sends the same documents a segment of the Sluice side has (positions {@code first + 1 ..}: the same JSON,
      * ids and template), prepared beforehand, in sequential bulks of the same size; times the bulks.
      */
-    private static void directSegment(final OpenSearchNode node, final long first, final Side side) throws Exception
+    private static void directSegment(final OpenSearchClient client, final long first, final Side side) throws Exception
     {
-        final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("url", node.url(),
-            "index", DIRECT_INDEX, "bulk.max-records", Integer.toString(BULK_RECORDS)));
-        try (ApacheHttpClient5Transport transport = OpenSearchExporter.newTransport(config))
+        final List<List<BulkOperation>> bulks = new ArrayList<>();
+        for (int from = 0; from < SEGMENT_RECORDS; from += BULK_RECORDS)
         {
-            final OpenSearchClient client = new OpenSearchClient(transport);
-            final List<List<BulkOperation>> bulks = new ArrayList<>();
-            for (int from = 0; from < SEGMENT_RECORDS; from += BULK_RECORDS)
+            final List<BulkOperation> operations = new ArrayList<>(BULK_RECORDS);
+            for (int i = from; i < Math.min(SEGMENT_RECORDS, from + BULK_RECORDS); i++)
             {
-                final List<BulkOperation> operations = new ArrayList<>(BULK_RECORDS);
-                for (int i = from; i < Math.min(SEGMENT_RECORDS, from + BULK_RECORDS); i++)
-                {
-                    final long position = first + i + 1;
-                    final String source = "{\"partitionId\":" + PARTITION + ",\"position\":" + position +
-                        ",\"key\":\"" + key(position) + "\",\"timestamp\":" + TIMESTAMP + ",\"payload\":" +
-                        new String(payload(position), StandardCharsets.UTF_8) + "}";
-                    final String id = PARTITION + "-" + position;
-                    operations.add(BulkOperation.of(o -> o.index(x -> x.index(DIRECT_INDEX).id(id)
-                        .document(new RawValue(source)))));
-                }
-                bulks.add(operations);
+                final long position = first + i + 1;
+                final String source = "{\"partitionId\":" + PARTITION + ",\"position\":" + position +
+                    ",\"key\":\"" + key(position) + "\",\"timestamp\":" + TIMESTAMP + ",\"payload\":" +
+                    new String(payload(position), StandardCharsets.UTF_8) + "}";
+                final String id = PARTITION + "-" + position;
+                operations.add(BulkOperation.of(o -> o.index(x -> x.index(DIRECT_INDEX).id(id)
+                    .document(new RawValue(source)))));
             }
-            client.info(); // the connection is open before timing, as the exporter's is
-            final long startNs = System.nanoTime();
-            for (final List<BulkOperation> operations : bulks)
-            {
-                final BulkResponse response = client.bulk(b -> b.operations(operations));
-                if (response.errors())
-                {
-                    throw new IllegalStateException("direct bulk had errors: " +
-                        response.items().stream().filter(item -> item.error() != null).findFirst().orElseThrow().error());
-                }
-            }
-            final long elapsedNs = System.nanoTime() - startNs;
-            side.records += SEGMENT_RECORDS;
-            side.elapsedNs += elapsedNs;
-            side.bulks += bulks.size();
-            side.bulkNs += elapsedNs;
+            bulks.add(operations);
         }
+        final long startNs = System.nanoTime();
+        for (final List<BulkOperation> operations : bulks)
+        {
+            final BulkResponse response = client.bulk(b -> b.operations(operations));
+            if (response.errors())
+            {
+                throw new IllegalStateException("direct bulk had errors: " +
+                    response.items().stream().filter(item -> item.error() != null).findFirst().orElseThrow().error());
+            }
+        }
+        final long elapsedNs = System.nanoTime() - startNs;
+        side.records += SEGMENT_RECORDS;
+        side.elapsedNs += elapsedNs;
+        side.bulks += bulks.size();
+        side.bulkNs += elapsedNs;
     }
 
     private static String key(final long position)
