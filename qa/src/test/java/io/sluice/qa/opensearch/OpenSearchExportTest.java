@@ -137,6 +137,36 @@ class OpenSearchExportTest
 
     @Test
     @Order(3)
+    void aSoftPauseKeepsIndexingButAcknowledgesNothingUntilResume()
+    {
+        final List<WrittenRecord> before = Records.write(cluster, "before-soft-pause", 60);
+        allWritten.addAll(before);
+        index.awaitDocuments(before, EXPORT_TIMEOUT);
+        final HttpAnswer softPause = cluster.client().softPause().http();
+        assertThat(softPause.status()).as("soft pause: %s", softPause).isEqualTo(200);
+        final JsonNode atSoftPause = awaitView(v -> everyPartition(v, "SOFT_PAUSED"));
+
+        final List<WrittenRecord> softPaused = Records.write(cluster, "while-soft-paused", 300);
+        allWritten.addAll(softPaused);
+        index.awaitDocuments(softPaused, EXPORT_TIMEOUT);
+        Await.sleep(Duration.ofSeconds(2)); // a few acknowledgement intervals
+        final JsonNode later = awaitView(v -> everyPartition(v, "SOFT_PAUSED"));
+        // The sink has the documents, but no position moved past them in the replicated state (what compaction
+        // and a new leader go by).
+        final io.sluice.qa.cluster.ExportingStatus exporting = cluster.client().exporting();
+        Records.highestPositions(softPaused).forEach((partitionId, lastWritten) ->
+            assertThat(exporting.leaderOf(partitionId).flatMap(leader -> exporting.pair(leader, partitionId))
+                .orElseThrow().exportedPosition()).as("replicated position of partition %d", partitionId)
+                .isLessThan(lastWritten));
+        cluster.log("soft paused: " + atSoftPause + " then " + later);
+
+        Exporting.resumeAndAwaitExporting(cluster);
+        Exporting.awaitAcknowledged(cluster, Records.highestPositions(softPaused));
+        index.assertHoldsWithoutGaps(allWritten);
+    }
+
+    @Test
+    @Order(4)
     void resetToLatestAndBackfillFillsTheIndexWithoutGapOrDuplicate()
     {
         final List<WrittenRecord> before = Records.write(cluster, "before-reset", 30);
@@ -175,7 +205,7 @@ class OpenSearchExportTest
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void aSinkStoppedFor20SecondsWhileWritingShowsRetryingAndEveryRecordArrivesOnce() throws Exception
     {
         final List<WrittenRecord> before = Records.write(cluster, "before-outage", 60);
@@ -214,7 +244,7 @@ class OpenSearchExportTest
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void thePartitionLeaderKilledMidBulksLeavesNoGapAndNoDuplicate() throws Exception
     {
         final int victim = cluster.awaitLeaders().leaderOf(1).orElseThrow();
