@@ -53,7 +53,12 @@ class ImageAgreesWithManifestsTest
         "sluice.cluster.brokers", "sluice.cluster.partitions", "sluice.cluster.replication-factor",
         "sluice.cluster.control-voters", "sluice.broker.node-id", "sluice.data-dir", "sluice.gateway.request-timeout",
         "sluice.management.token", "sluice.records.idempotency-window", "server.port", "server.address",
-        "management.server.port", "management.server.address");
+        "management.server.port", "management.server.address", "sluice.cluster.auto-rebalance",
+        "sluice.cluster.tls.enabled", "sluice.cluster.tls.certificate", "sluice.cluster.tls.private-key",
+        "sluice.cluster.tls.trusted-certificates",
+        // The example's exporters: the default file one kept beside an OpenSearch one (README, operations.md).
+        "sluice.exporters.file.type", "sluice.exporters.search.type", "sluice.exporters.search.url",
+        "sluice.exporters.search.index", "sluice.exporters.search.on-rejected");
     /** What every JRE base image has besides java (the hook needs bash; a backup command may run sh). */
     private static final List<String> BASE_IMAGE_PATHS = List.of("/bin/sh", "/bin/bash", "/usr/bin/env");
     /** The kubectl image of the Kubernetes project: from 1.28 on, debian-base with coreutils and kubectl at /bin. */
