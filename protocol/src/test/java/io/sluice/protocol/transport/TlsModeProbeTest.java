@@ -1,5 +1,8 @@
 package io.sluice.protocol.transport;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.tls.TestCertificates;
@@ -9,6 +12,7 @@ import io.sluice.protocol.tls.TlsModeProbe.Peer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -17,10 +21,12 @@ import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** The startup probe tells a TLS command port from a plain one, and takes silence or absence for neither. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -111,6 +117,43 @@ class TlsModeProbeTest
             TlsModeProbe.check(true, "broker 0", peers, Duration.ofMillis(500));
             TlsModeProbe.check(false, "broker 0", peers, Duration.ofMillis(500));
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
+        }
+    }
+
+    @Test
+    void aPlainServerClosesAProbeQuietlyButStillLogsAMisconfiguredTlsPeer() throws Exception
+    {
+        final Logger logger = (Logger)LoggerFactory.getLogger(TransportServer.class);
+        final ListAppender<ILoggingEvent> log = new ListAppender<>();
+        log.start();
+        logger.addAppender(log);
+        try (TransportServer server = plainServer())
+        {
+            assertThat(TlsModeProbe.probe(unresolved(server), deadline(Duration.ofSeconds(5)))).isEqualTo(Mode.PLAIN);
+            assertThat(misconfiguredPeerLines(log)).isZero();
+
+            // A peer that turns TLS on later, while this one runs: its connection is refused and logged as before.
+            try (TransportClient client = new TransportClient(TransportConfig.defaults(),
+                ClusterTls.load(TestCertificates.authority(dir, "cluster").issue("gateway"))))
+            {
+                assertThatThrownBy(() -> client.send(TransportClientTest.addressOf(server),
+                    TransportClientTest.text("hello"), Duration.ofSeconds(10)).get(20, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class);
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> misconfiguredPeerLines(log) == 1);
+        }
+        finally
+        {
+            logger.detachAppender(log);
+        }
+    }
+
+    private static long misconfiguredPeerLines(final ListAppender<ILoggingEvent> log)
+    {
+        synchronized (log) // AppenderBase appends under its own lock
+        {
+            return log.list.stream()
+                .filter(event -> event.getFormattedMessage().contains("the peer opened a TLS handshake")).count();
         }
     }
 
