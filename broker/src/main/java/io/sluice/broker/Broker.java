@@ -9,6 +9,7 @@ import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.tls.ClusterTls;
+import io.sluice.protocol.tls.TlsModeProbe;
 import io.sluice.protocol.tls.TlsFiles;
 import io.sluice.protocol.transport.ConnectionLimits;
 import io.sluice.protocol.transport.TransportConfig;
@@ -143,6 +144,8 @@ public final class Broker implements AutoCloseable
         final InetSocketAddress raftAddress = resolve(distribution.raftAddress(nodeId));
         checkPortFree(nodeId, commandAddress);
         checkPortFree(nodeId, raftAddress);
+        // Before anything starts: a peer on the other side of sluice.cluster.tls.enabled stops this start.
+        TlsModeProbe.check(tls != null, "broker " + nodeId, peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
 
         Files.createDirectories(config.brokerDir());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
@@ -250,6 +253,22 @@ public final class Broker implements AutoCloseable
             adminExecutor.shutdownNow();
             throw e;
         }
+    }
+
+    /** The command ports of the other brokers, for the TLS mode probe. */
+    private static List<TlsModeProbe.Peer> peersOf(final PartitionDistribution distribution, final int nodeId)
+    {
+        final List<TlsModeProbe.Peer> peers = new ArrayList<>();
+        for (int brokerId = 0; brokerId < distribution.brokerCount(); brokerId++)
+        {
+            final InetSocketAddress address = distribution.commandAddress(brokerId);
+            if (brokerId != nodeId && address.getPort() != 0)
+            {
+                peers.add(new TlsModeProbe.Peer(address, "broker " + brokerId + " at " + address.getHostString() + ":" +
+                    address.getPort()));
+            }
+        }
+        return peers;
     }
 
     private static void addGroups(final RaftServer server, final int nodeId, final Map<Integer, Partition> partitions)

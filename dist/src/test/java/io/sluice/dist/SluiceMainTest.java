@@ -1,5 +1,7 @@
 package io.sluice.dist;
 
+import io.sluice.gateway.LoopbackBrokers;
+import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.tls.TestCertificates;
 import io.sluice.protocol.tls.TlsFiles;
 import org.junit.jupiter.api.Test;
@@ -11,7 +13,9 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,6 +26,8 @@ class SluiceMainTest
 {
     @TempDir
     Path dataDir;
+
+    private TestCertificates authority;
 
     @Test
     void unknownModePrintsUsageAndExits2()
@@ -178,6 +184,108 @@ class SluiceMainTest
             "--sluice.cluster.tls.private-key=" + expired.privateKey(),
             "--sluice.cluster.tls.trusted-certificates=" + expired.trustedCertificates()))
             .startsWith("sluice: sluice.cluster.tls.certificate: the certificate in ").contains("expired at");
+    }
+
+    @Test
+    void brokerWithoutTlsAmongTlsBrokersNamesTheSettingAndThePeer() throws IOException
+    {
+        final String brokers = LoopbackBrokers.brokerList(3);
+        final int port0 = PartitionDistribution.parseAddresses(brokers).get(0).getPort();
+        final SluiceMain.Launch tlsBroker = SluiceMain.launch(withTls("broker-0", "broker", "--sluice.broker.node-id=0",
+            "--sluice.cluster.brokers=" + brokers, "--sluice.data-dir=" + dataDir), quiet());
+        try
+        {
+            assertThat(tlsBroker.exitCode()).isEqualTo(SluiceMain.EXIT_OK);
+            assertThat(startupFailure("broker", "--sluice.broker.node-id=1", "--sluice.cluster.brokers=" + brokers,
+                "--sluice.data-dir=" + dataDir))
+                .isEqualTo("sluice: sluice.cluster.tls.enabled: false on broker 1, but broker 0 at 127.0.0.1:" + port0 +
+                    " answers with TLS: set it the same on every broker and gateway");
+        }
+        finally
+        {
+            close(tlsBroker);
+        }
+    }
+
+    @Test
+    void brokerWithTlsAmongPlainBrokersNamesTheSettingAndThePeer() throws IOException
+    {
+        final String brokers = LoopbackBrokers.brokerList(3);
+        final int port0 = PartitionDistribution.parseAddresses(brokers).get(0).getPort();
+        final SluiceMain.Launch plainBroker = SluiceMain.launch(new String[]{"broker", "--sluice.broker.node-id=0",
+            "--sluice.cluster.brokers=" + brokers, "--sluice.data-dir=" + dataDir}, quiet());
+        try
+        {
+            assertThat(plainBroker.exitCode()).isEqualTo(SluiceMain.EXIT_OK);
+            assertThat(startupFailure(withTls("broker-2", "broker", "--sluice.broker.node-id=2",
+                "--sluice.cluster.brokers=" + brokers, "--sluice.data-dir=" + dataDir)))
+                .isEqualTo("sluice: sluice.cluster.tls.enabled: true on broker 2, but broker 0 at 127.0.0.1:" + port0 +
+                    " answers without TLS: set it the same on every broker and gateway");
+            assertThat(startupFailure(withTls("gateway", "gateway", "--sluice.cluster.brokers=" + brokers,
+                "--server.port=0", "--management.server.port=0")))
+                .isEqualTo("sluice: sluice.cluster.tls.enabled: true on the gateway, but broker 0 at 127.0.0.1:" +
+                    port0 + " answers without TLS: set it the same on every broker and gateway");
+        }
+        finally
+        {
+            close(plainBroker);
+        }
+    }
+
+    @Test
+    void brokerWhosePeersAreAllDownStartsWithTlsOrWithout() throws IOException
+    {
+        for (final boolean tls : new boolean[]{true, false})
+        {
+            final String brokers = LoopbackBrokers.brokerList(3);
+            final String[] args = {"broker", "--sluice.broker.node-id=1", "--sluice.cluster.brokers=" + brokers,
+                "--sluice.data-dir=" + dataDir.resolve("tls-" + tls)};
+            final ByteArrayOutputStream err = new ByteArrayOutputStream();
+            final SluiceMain.Launch broker = SluiceMain.launch(tls ? withTls("broker-1", args) : args,
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+            try
+            {
+                assertThat(broker.exitCode()).as(err.toString(StandardCharsets.UTF_8)).isEqualTo(SluiceMain.EXIT_OK);
+            }
+            finally
+            {
+                close(broker);
+            }
+        }
+    }
+
+    /** {@code args} and the cluster TLS settings of a certificate for {@code peer} from this test's CA. */
+    private String[] withTls(final String peer, final String... args) throws IOException
+    {
+        final TlsFiles files = authority().issue(peer);
+        final String[] all = Arrays.copyOf(args, args.length + 4);
+        all[args.length] = "--sluice.cluster.tls.enabled=true";
+        all[args.length + 1] = "--sluice.cluster.tls.certificate=" + files.certificate();
+        all[args.length + 2] = "--sluice.cluster.tls.private-key=" + files.privateKey();
+        all[args.length + 3] = "--sluice.cluster.tls.trusted-certificates=" + files.trustedCertificates();
+        return all;
+    }
+
+    private TestCertificates authority() throws IOException
+    {
+        if (authority == null)
+        {
+            authority = TestCertificates.authority(Files.createDirectories(dataDir.resolve("tls")), "ca");
+        }
+        return authority;
+    }
+
+    private static PrintStream quiet()
+    {
+        return new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    }
+
+    private static void close(final SluiceMain.Launch launch)
+    {
+        if (launch.context() != null)
+        {
+            launch.context().close();
+        }
     }
 
     /** Launches with {@code args}, expects the startup to fail, and returns its one line on stderr. */

@@ -10,6 +10,7 @@ import io.sluice.gateway.web.StrictQueryParameters;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.tls.TlsFiles;
+import io.sluice.protocol.tls.TlsModeProbe;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,7 +24,10 @@ import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
+import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -75,10 +79,23 @@ public class GatewayConfiguration
         return cluster.loadTls();
     }
 
+    /**
+     * Before the gateway opens a connection: a broker on the other side of {@code sluice.cluster.tls.enabled} stops
+     * the start (brokers that are down or silent are probed no longer than {@link TlsModeProbe#DEFAULT_BUDGET}).
+     */
     @Bean(destroyMethod = "close")
-    public TransportClient transportClient(final ObjectProvider<ClusterTls> tls)
+    public TransportClient transportClient(final ObjectProvider<ClusterTls> tls, final PartitionDistribution distribution)
     {
-        return new TransportClient(TransportConfig.defaults(), tls.getIfAvailable());
+        final List<TlsModeProbe.Peer> brokers = new ArrayList<>();
+        for (int brokerId = 0; brokerId < distribution.brokerCount(); brokerId++)
+        {
+            final InetSocketAddress address = distribution.commandAddress(brokerId);
+            brokers.add(new TlsModeProbe.Peer(address, "broker " + brokerId + " at " + address.getHostString() + ":" +
+                address.getPort()));
+        }
+        final ClusterTls clusterTls = tls.getIfAvailable();
+        TlsModeProbe.check(clusterTls != null, "the gateway", brokers, TlsModeProbe.DEFAULT_BUDGET);
+        return new TransportClient(TransportConfig.defaults(), clusterTls);
     }
 
     @Bean(destroyMethod = "close")

@@ -1,11 +1,16 @@
 package io.sluice.protocol.transport;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.sluice.protocol.tls.TlsModeProbe;
 import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.charset.StandardCharsets;
 
 import java.util.List;
 
@@ -22,6 +27,9 @@ import static io.sluice.protocol.transport.FrameDescriptor.MIN_FRAME_LENGTH;
  */
 abstract class FrameDecoder extends ByteToMessageDecoder
 {
+    private static final ByteBuf PROBE_MARKER = Unpooled.unreleasableBuffer(
+        Unpooled.copiedBuffer(TlsModeProbe.PROBE_SERVER_NAME, StandardCharsets.US_ASCII));
+
     private final int maxFrameLength;
     private final UnsafeBuffer view = new UnsafeBuffer(Frames.EMPTY);
     private boolean firstFrame = true;
@@ -40,6 +48,13 @@ abstract class FrameDecoder extends ByteToMessageDecoder
             final int frameLength = in.getIntLE(start);
             if (firstFrame && in.readableBytes() >= 3 && looksLikeTlsHandshake(in, start))
             {
+                if (isModeProbe(in, start))
+                {
+                    // A peer starting up, checking that this port speaks its mode: it does not, which it wanted to know.
+                    in.skipBytes(in.readableBytes());
+                    ctx.close();
+                    return;
+                }
                 in.skipBytes(in.readableBytes());
                 throw new CorruptedFrameException("the peer opened a TLS handshake, but this connection has no TLS " +
                     "(is sluice.cluster.tls.enabled the same on every broker and gateway?)");
@@ -87,6 +102,12 @@ abstract class FrameDecoder extends ByteToMessageDecoder
     {
         final byte minor = in.getByte(start + 2);
         return in.getByte(start) == 0x16 && in.getByte(start + 1) == 0x03 && minor >= 0x01 && minor <= 0x04;
+    }
+
+    /** The ClientHello of {@link TlsModeProbe}: it names {@link TlsModeProbe#PROBE_SERVER_NAME} as the server. */
+    private static boolean isModeProbe(final ByteBuf in, final int start)
+    {
+        return ByteBufUtil.indexOf(PROBE_MARKER, in.slice(start, in.writerIndex() - start)) >= 0;
     }
 
     /**
