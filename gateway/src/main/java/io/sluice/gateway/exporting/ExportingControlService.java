@@ -132,13 +132,7 @@ public class ExportingControlService
             final Optional<BrokerTopology.PartitionStatus> reported =
                 topology.isReachable(replica.brokerId()) ? topology.status(replica) : Optional.empty();
             final ExportingStatus.PairStatus pair = reported
-                .map(status -> new ExportingStatus.PairStatus(
-                    replica.brokerId(),
-                    replica.partitionId(),
-                    roleName(status),
-                    stateName(latestState(replica, status)),
-                    status.exportedPosition(),
-                    status.lastPosition()))
+                .map(status -> pairStatus(replica, status))
                 .orElseGet(() -> new ExportingStatus.PairStatus(
                     replica.brokerId(), replica.partitionId(), ExportingStatus.UNKNOWN, ExportingStatus.UNKNOWN, -1, -1));
             pairs.add(pair);
@@ -152,20 +146,26 @@ public class ExportingControlService
         return requestTimeout;
     }
 
-    /** The polled state, or the state a replica answered at a newer version than the poll saw. */
-    private ExportingState latestState(final PartitionReplica replica, final BrokerTopology.PartitionStatus polled)
+    /**
+     * The polled pair, or the state a replica answered at a newer version than the poll saw, with positions no older
+     * than that answer's (positions only move forward, so the higher of the two is the fresher).
+     */
+    private ExportingStatus.PairStatus pairStatus(
+        final PartitionReplica replica, final BrokerTopology.PartitionStatus polled)
     {
         final AdminResult answer = answered.get(replica);
-        if (answer == null)
-        {
-            return polled.exportingState();
-        }
-        if (polled.exportingStateVersion() >= answer.version())
+        if (answer != null && polled.exportingStateVersion() >= answer.version())
         {
             answered.remove(replica, answer); // the poll caught up: it is the fresher source again
-            return polled.exportingState();
         }
-        return answer.state();
+        final boolean answerIsFresher = answer != null && polled.exportingStateVersion() < answer.version();
+        return new ExportingStatus.PairStatus(
+            replica.brokerId(),
+            replica.partitionId(),
+            roleName(polled),
+            stateName(answerIsFresher ? answer.state() : polled.exportingState()),
+            answerIsFresher ? Math.max(polled.exportedPosition(), answer.exportedPosition()) : polled.exportedPosition(),
+            answerIsFresher ? Math.max(polled.lastPosition(), answer.lastPosition()) : polled.lastPosition());
     }
 
     /** Folds a successful answer into the view, keeping per pair only the newest version answered. */

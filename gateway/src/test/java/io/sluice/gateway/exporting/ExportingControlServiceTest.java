@@ -367,6 +367,23 @@ class ExportingControlServiceTest
     }
 
     @Test
+    void statusAfterAnAnswerShowsPositionsNoOlderThanTheAnswers()
+    {
+        reportEverywhere(ExportingState.EXPORTING, 5); // polled: exported 118, last 240
+        client.respondWith(call -> CompletableFuture.completedFuture(
+            new AdminResult(call.target(), ExportingState.SOFT_PAUSED, call.version(), 150, 260)));
+
+        assertThat(service.pause(true, Optional.empty()).join().result()).isEqualTo(ExportingOutcome.SUCCEEDED);
+
+        assertThat(service.status().targets()).allSatisfy(pair ->
+        {
+            assertThat(pair.state()).isEqualTo("SOFT_PAUSED");
+            assertThat(pair.exportedPosition()).as("the answer's, not the older poll's").isEqualTo(150);
+            assertThat(pair.lastPosition()).isEqualTo(260);
+        });
+    }
+
+    @Test
     void statusKeepsThePolledStateOfAFailedPairAndUnknownForAnUnreachableBroker()
     {
         reportEverywhere(ExportingState.EXPORTING, 5);
