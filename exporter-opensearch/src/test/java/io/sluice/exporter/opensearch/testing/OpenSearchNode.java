@@ -55,6 +55,9 @@ public final class OpenSearchNode implements AutoCloseable
             return;
         }
         Files.createDirectories(home);
+        // Netty fixes its processor count once per JVM: when another test of the same JVM used Netty first (Sluice's
+        // own transport does), the node's attempt to set it again throws. Leave Netty's count as it is.
+        System.setProperty("opensearch.set.netty.runtime.available.processors", "false");
         final Settings settings = Settings.builder()
             .put("path.home", home.toString())
             .put("cluster.name", "sluice-test")
