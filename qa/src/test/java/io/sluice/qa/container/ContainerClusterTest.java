@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.sluice.kubernetes.Dockerfile;
 import io.sluice.kubernetes.Manifests;
+import io.sluice.protocol.tls.TestCertificates;
+import io.sluice.protocol.tls.TlsFiles;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportFiles;
 import io.sluice.qa.cluster.ExportingControlAnswer;
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -81,6 +84,8 @@ class ContainerClusterTest
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
+    /** The CA of the cluster TLS Secrets, made at the first Secret mounted. */
+    private static TestCertificates authority;
 
     private final String token = UUID.randomUUID().toString();
     private final List<String> containers = new ArrayList<>();
@@ -416,6 +421,7 @@ class ContainerClusterTest
             "--user", user(pod.getSecurityContext().getRunAsUser(), pod.getSecurityContext().getRunAsGroup()),
             "--stop-timeout", Long.toString(pod.getTerminationGracePeriodSeconds()),
             "-v", data + ":" + dataMount.getMountPath() + ":U"));
+        options.addAll(secretMounts(brokerContainer, pod));
         start(brokerName(ordinal), brokerContainer, env, options);
     }
 
@@ -439,9 +445,54 @@ class ContainerClusterTest
         env.put("SERVER_ADDRESS", "127.0.0.1");
         env.put("SERVER_PORT", Integer.toString(clientPort));
         env.put("MANAGEMENT_SERVER_PORT", Integer.toString(managementPort));
-        start(gatewayName(), gatewayContainer, env, List.of(
+        final List<String> options = new ArrayList<>(List.of(
             "--user", user(gatewayPod.getSecurityContext().getRunAsUser(), gatewayPod.getSecurityContext().getRunAsGroup()),
             "--stop-timeout", Long.toString(gatewayPod.getTerminationGracePeriodSeconds())));
+        options.addAll(secretMounts(gatewayContainer, gatewayPod));
+        start(gatewayName(), gatewayContainer, env, options);
+    }
+
+    /**
+     * The pod's Secret volumes where the manifest mounts them. The cluster TLS Secrets hold {@code tls.crt},
+     * {@code tls.key} and {@code ca.crt} (the files the ConfigMap names): here a certificate per Secret from one CA
+     * made for this run, valid for 127.0.0.1 (the containers share the host's loopback).
+     */
+    private List<String> secretMounts(final Container container, final PodSpec pod)
+    {
+        final List<String> options = new ArrayList<>();
+        for (final VolumeMount mount : container.getVolumeMounts())
+        {
+            final Volume volume = pod.getVolumes() == null ? null : pod.getVolumes().stream()
+                .filter(candidate -> candidate.getName().equals(mount.getName())).findFirst().orElse(null);
+            if (volume == null || volume.getSecret() == null)
+            {
+                continue;
+            }
+            final String secret = volume.getSecret().getSecretName();
+            final Path local = RUN.directory().resolve("secrets").resolve(secret);
+            try
+            {
+                if (!Files.exists(local.resolve("tls.crt")))
+                {
+                    if (authority == null)
+                    {
+                        authority = TestCertificates.authority(RUN.directory().resolve("ca"), "qa-containers");
+                    }
+                    final TlsFiles issued = authority.issue(secret);
+                    Files.createDirectories(local);
+                    Files.copy(issued.certificate(), local.resolve("tls.crt"));
+                    Files.copy(issued.privateKey(), local.resolve("tls.key"));
+                    Files.copy(issued.trustedCertificates(), local.resolve("ca.crt"));
+                }
+            }
+            catch (final IOException e)
+            {
+                throw new UncheckedIOException(e);
+            }
+            // U: owned by the container's user, as a Secret's files are readable by the pod's fsGroup
+            options.addAll(List.of("-v", local + ":" + mount.getMountPath() + ":U"));
+        }
+        return options;
     }
 
     /** {@code podman run -d} of a manifest's container: its command (as the entrypoint), args, env and memory limit. */
