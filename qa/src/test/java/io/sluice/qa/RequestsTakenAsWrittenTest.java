@@ -54,6 +54,7 @@ class RequestsTakenAsWrittenTest
         cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(Duration.ofSeconds(5)));
         cluster.start();
         cluster.awaitReady();
+        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
         cluster.awaitLeaders();
         Records.write(cluster, "before", 30);
     }

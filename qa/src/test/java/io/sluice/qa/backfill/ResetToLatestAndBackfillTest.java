@@ -67,6 +67,7 @@ class ResetToLatestAndBackfillTest
             .token(TOKEN).requestTimeout(REQUEST_TIMEOUT));
         cluster.start();
         cluster.awaitReady();
+        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
     }
 
     @BeforeEach

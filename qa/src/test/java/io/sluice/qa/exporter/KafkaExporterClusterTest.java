@@ -83,6 +83,7 @@ class KafkaExporterClusterTest
             .brokerProperty("sluice.exporters.audit.args.greeting", "hello"));
         cluster.start();
         cluster.awaitReady();
+        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
         cluster.awaitLeaders();
     }
 

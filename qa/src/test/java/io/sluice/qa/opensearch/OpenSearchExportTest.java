@@ -76,6 +76,7 @@ class OpenSearchExportTest
             .property("sluice.exporters." + EXPORTER + ".retry.max-backoff", "2s"));
         cluster.start();
         cluster.awaitReady();
+        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
     }
 
     @AfterAll

@@ -68,6 +68,7 @@ class AdminCliExitCodesTest
             .gatewayProperty("sluice.gateway.topology-poll-timeout", TOPOLOGY_POLL_TIMEOUT));
         cluster.start();
         cluster.awaitReady();
+        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
         gateway = cluster.client().managementBase().toString();
         cliFolder = RUN.directory().resolve("cli");
     }

@@ -50,6 +50,7 @@ class BackfillWatchAgainstClusterTest
         cluster = RUN.cluster("cluster", builder -> builder.token(TOKEN).requestTimeout(REQUEST_TIMEOUT));
         cluster.start();
         cluster.awaitReady();
+        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
         Exporting.everyBrokerUp(cluster);
         cliFolder = RUN.directory().resolve("cli");
     }
