@@ -84,6 +84,23 @@ class BackfillClusterTest
             lastByPartition.merge(answer.get("partitionId").asInt(), answer.get("position").asLong(), Math::max);
         }
 
+        // The reset plans from the gateway's polled view of each leader's last position: wait until it shows the
+        // writes above (a reset right after them would plan from an older poll: see the session notes).
+        await("the view shows every write").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+            .until(() ->
+            {
+                final JsonNode view = JSON.readTree(send(get(management + "/actuator/exporting")).body());
+                for (final JsonNode pair : view.path("targets"))
+                {
+                    final Long written = lastByPartition.get(pair.path("partitionId").asInt());
+                    if ("LEADER".equals(pair.path("role").asText()) && written != null &&
+                        pair.path("lastPosition").asLong() < written)
+                    {
+                        return false;
+                    }
+                }
+                return true;
+            });
         final HttpResponse<String> started =
             send(post(management + "/actuator/exporters/file/resetToLatestAndBackfill?backfillTaskCount=4"));
         assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
