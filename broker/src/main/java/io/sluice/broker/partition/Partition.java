@@ -33,6 +33,7 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
@@ -42,6 +43,7 @@ import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -65,6 +67,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Partition implements PartitionListener, AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
+    /** Longer than a transfer's first step (the transferee's election) takes, far shorter than clients wait. */
+    static final Duration STUCK_STEP_DOWN_GRACE = Duration.ofSeconds(1);
     private static final String PEER_PREFIX = "broker-";
     /**
      * How long a follower waits for the leader's own copy of the same request to commit the change before it
@@ -107,6 +111,12 @@ public final class Partition implements PartitionListener, AutoCloseable
      * exporters stay stopped and appends wait while it runs.
      */
     private final AtomicReference<CompletableFuture<Integer>> transfer = new AtomicReference<>();
+    /**
+     * When local writes began to be refused as "stepping down" with none succeeding since (0: they are not), and
+     * when the last one was; see {@link #clearStuckStepDown}.
+     */
+    private volatile long steppingDownRefusalSinceNanos;
+    private volatile long steppingDownRefusalLastNanos;
 
     public Partition(
         final int brokerId,
@@ -299,11 +309,70 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             onLeaderReady(partitionId);
         }
+        clearStuckStepDown(division);
+    }
+
+    /**
+     * Ratis 3.2 leaves a leader "stepping down" for good when a leadership transfer fails before it starts (the
+     * leader's log grew while it compared it with the transferee's, or the call to the transferee failed at once):
+     * it refuses every write with LeaderSteppingDownException until some election happens, and only an election
+     * clears it. Ratis does not expose that state, so the writes tell: when they have been refused that way for
+     * {@link #STUCK_STEP_DOWN_GRACE}, none succeeded since, and no transfer of ours runs (nor one Ratis starts
+     * itself for peer priorities), this leader steps down and its replicas elect a leader again, possibly this
+     * one, within an election timeout.
+     */
+    private void clearStuckStepDown(final RaftServer.Division division)
+    {
+        final long since = steppingDownRefusalSinceNanos;
+        if (since == 0)
+        {
+            return;
+        }
+        final long now = System.nanoTime();
+        final long graceNanos = STUCK_STEP_DOWN_GRACE.toNanos();
+        if (now - since < graceNanos || now - steppingDownRefusalLastNanos > 2 * graceNanos ||
+            !division.getInfo().isLeader() || hasPeerPriorities())
+        {
+            return;
+        }
+        steppingDownRefusalSinceNanos = 0;
+        LOG.warn("partition {} on broker {}: Ratis has refused writes as \"stepping down\" for {} ms with no " +
+            "leadership transfer running; stepping down so an election clears it", partitionId, brokerId,
+            TimeUnit.NANOSECONDS.toMillis(now - since));
+        final TransferLeadershipRequest stepDown = new TransferLeadershipRequest(clientId, selfId,
+            group.getGroupId(), callIds.incrementAndGet(), null, STUCK_STEP_DOWN_GRACE.toMillis());
+        try
+        {
+            server.transferLeadershipAsync(stepDown);
+        }
+        catch (final IOException e)
+        {
+            LOG.warn("partition {} on broker {}: step down failed: {}", partitionId, brokerId, e.getMessage());
+        }
+    }
+
+    /** Notes how a local write ended, for {@link #clearStuckStepDown}. */
+    private void noteWriteOutcome(final RaftClientReply reply)
+    {
+        if (reply.getException() instanceof LeaderSteppingDownException)
+        {
+            final long now = System.nanoTime();
+            steppingDownRefusalLastNanos = now;
+            if (steppingDownRefusalSinceNanos == 0)
+            {
+                steppingDownRefusalSinceNanos = now;
+            }
+        }
+        else if (reply.isSuccess())
+        {
+            steppingDownRefusalSinceNanos = 0;
+        }
     }
 
     @Override
     public void onLeaderChanged(final int partitionId, final RaftPeerId newLeaderId)
     {
+        steppingDownRefusalSinceNanos = 0;
         if (newLeaderId == null || !newLeaderId.equals(selfId))
         {
             director.stop();
@@ -516,7 +585,13 @@ public final class Partition implements PartitionListener, AutoCloseable
             .build();
         try
         {
-            return server.submitClientRequestAsync(request);
+            return server.submitClientRequestAsync(request).whenComplete((reply, error) ->
+            {
+                if (reply != null)
+                {
+                    noteWriteOutcome(reply);
+                }
+            });
         }
         catch (final Exception e)
         {
@@ -806,6 +881,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         return reply.handle((answer, error) ->
         {
             final int leader = brokerIdOf(division.getInfo().getLeaderId());
+            // Writes refused while our transfer ran say nothing about a stuck one.
+            steppingDownRefusalSinceNanos = 0;
             transfer.set(null);
             done.complete(error == null && answer.isSuccess() ? leader : -1);
             if (error == null && answer.isSuccess())
