@@ -44,6 +44,11 @@ final class LeaderBalancer
      * a moment ago still looks in sync, and the attempt to it fails at this bound, after which it looks dead.
      */
     static final Duration HANDOVER_ATTEMPT_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * A follower silent this long is taken for down, so a partition whose followers all are is given up at once.
+     * Longer than the in-sync bound: on a loaded machine a live follower's answers can lag a second behind.
+     */
+    static final Duration FOLLOWER_SILENT_BOUND = Duration.ofMillis(2_500);
 
     private final int brokerId;
     private final PartitionDistribution distribution;
@@ -164,7 +169,7 @@ final class LeaderBalancer
                         Duration.ofNanos(Math.min(remainingNanos, HANDOVER_ATTEMPT_TIMEOUT.toNanos()))));
                     pending = true;
                 }
-                else if (partition.hasAnsweringFollower())
+                else if (partition.hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
                 {
                     outcome.put(partitionId, "waiting for a follower to catch up");
                     pending = true;

@@ -35,6 +35,7 @@ import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -57,8 +58,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
 
 /**
  * One partition replica on this broker: its Raft group, state machine and exporter director, and the
@@ -69,6 +72,11 @@ public final class Partition implements PartitionListener, AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
     /** Longer than a transfer's first step (the transferee's election) takes, far shorter than clients wait. */
     static final Duration STUCK_STEP_DOWN_GRACE = Duration.ofSeconds(1);
+    /** The results after which Ratis 3.2 never completes its pending transfer (see {@link #leftSteppingDown}). */
+    private static final Pattern TRANSFER_FAILED_BEFORE_START =
+        Pattern.compile("NULL_FOLLOWER|NULL_LOG_APPENDER|LAST_ENTRY_CHANGED|COMPLETED_EXCEPTIONALLY|FAILED_TO_START");
+    /** How long a transfer waits at most for proposed local writes to commit before it starts. */
+    private static final long MAX_WRITE_DRAIN_MS = 200;
     private static final String PEER_PREFIX = "broker-";
     /**
      * How long a follower waits for the leader's own copy of the same request to commit the change before it
@@ -117,6 +125,9 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     private volatile long steppingDownRefusalSinceNanos;
     private volatile long steppingDownRefusalLastNanos;
+    /** Local writes proposed and not answered yet, and whether new ones wait for a running transfer. */
+    private final AtomicInteger localWritesInFlight = new AtomicInteger();
+    private volatile boolean holdingWrites;
 
     public Partition(
         final int brokerId,
@@ -336,19 +347,8 @@ public final class Partition implements PartitionListener, AutoCloseable
             return;
         }
         steppingDownRefusalSinceNanos = 0;
-        LOG.warn("partition {} on broker {}: Ratis has refused writes as \"stepping down\" for {} ms with no " +
-            "leadership transfer running; stepping down so an election clears it", partitionId, brokerId,
-            TimeUnit.NANOSECONDS.toMillis(now - since));
-        final TransferLeadershipRequest stepDown = new TransferLeadershipRequest(clientId, selfId,
-            group.getGroupId(), callIds.incrementAndGet(), null, STUCK_STEP_DOWN_GRACE.toMillis());
-        try
-        {
-            server.transferLeadershipAsync(stepDown);
-        }
-        catch (final IOException e)
-        {
-            LOG.warn("partition {} on broker {}: step down failed: {}", partitionId, brokerId, e.getMessage());
-        }
+        stepDown("Ratis has refused writes as \"stepping down\" for " + TimeUnit.NANOSECONDS.toMillis(now - since) +
+            " ms with no leadership transfer running");
     }
 
     /** Notes how a local write ended, for {@link #clearStuckStepDown}. */
@@ -583,10 +583,17 @@ public final class Partition implements PartitionListener, AutoCloseable
             .setMessage(message)
             .setType(RaftClientRequest.writeRequestType())
             .build();
+        localWritesInFlight.incrementAndGet();
+        if (holdingWrites)
+        {
+            localWritesInFlight.decrementAndGet();
+            return CompletableFuture.failedFuture(unavailable("a leadership transfer is running"));
+        }
         try
         {
             return server.submitClientRequestAsync(request).whenComplete((reply, error) ->
             {
+                localWritesInFlight.decrementAndGet();
                 if (reply != null)
                 {
                     noteWriteOutcome(reply);
@@ -595,6 +602,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         catch (final Exception e)
         {
+            localWritesInFlight.decrementAndGet();
             return CompletableFuture.failedFuture(unavailable(e.toString()));
         }
     }
@@ -752,7 +760,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     }
 
     /** Whether this leader heard from any follower within {@value #IN_SYNC_MAX_RPC_AGE_MS} ms. */
-    public boolean hasAnsweringFollower()
+    public boolean hasAnsweringFollower(final Duration within)
     {
         final RaftServer.Division division = division();
         if (division == null || closed || !division.getInfo().isLeader())
@@ -761,7 +769,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         final RoleInfoProto role = division.getInfo().getRoleInfoProto();
         return role.hasLeaderInfo() && role.getLeaderInfo().getFollowerInfoList().stream()
-            .anyMatch((follower) -> follower.getLastRpcElapsedTimeMs() <= IN_SYNC_MAX_RPC_AGE_MS);
+            .anyMatch((follower) -> follower.getLastRpcElapsedTimeMs() <= within.toMillis());
     }
 
     /**
@@ -867,38 +875,96 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         director.stop();
         backfills.onLeadershipLost();
+        // Ratis fails a transfer for good (see clearStuckStepDown) when the leader's log grows while it compares
+        // it with the transferee's; so local writes wait out the transfer (clients retry them) and the ones
+        // already proposed commit first.
+        holdingWrites = true;
+        final long timeoutMs = Math.max(1, timeout.toMillis());
+        final long drainDeadline = System.nanoTime() +
+            TimeUnit.MILLISECONDS.toNanos(Math.min(MAX_WRITE_DRAIN_MS, timeoutMs / 2));
+        return localWritesDrained(drainDeadline)
+            .thenCompose((drained) -> requestTransfer(targetBrokerId, timeoutMs))
+            .handle((answer, error) ->
+            {
+                holdingWrites = stopping;
+                final int leader = brokerIdOf(division.getInfo().getLeaderId());
+                // Writes refused while our transfer ran say nothing about a stuck one.
+                steppingDownRefusalSinceNanos = 0;
+                transfer.set(null);
+                done.complete(error == null && answer.isSuccess() ? leader : -1);
+                if (error == null && answer.isSuccess())
+                {
+                    return leader < 0 ? targetBrokerId : leader;
+                }
+                final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
+                    error.getCause() : error != null ? error : answer.getException();
+                final boolean leads = !closed && division.getInfo().isLeader();
+                if (leads && leftSteppingDown(cause))
+                {
+                    stepDown("the leadership transfer to broker " + targetBrokerId + " failed before it started (" +
+                        cause.getMessage() + "), after which Ratis refuses writes until an election");
+                }
+                else if (leads && !stopping)
+                {
+                    onLeaderReady(partitionId);
+                }
+                throw new PartitionException(ErrorCode.UNAVAILABLE, partitionId, leader,
+                    "partition " + partitionId + ": leadership transfer from broker " + brokerId + " to broker " +
+                    targetBrokerId + " failed: " + (cause != null ? cause.getMessage() : "unknown"));
+            });
+    }
+
+    private CompletableFuture<RaftClientReply> requestTransfer(final int targetBrokerId, final long timeoutMs)
+    {
         final TransferLeadershipRequest request = new TransferLeadershipRequest(clientId, selfId, group.getGroupId(),
-            callIds.incrementAndGet(), peerId(targetBrokerId), Math.max(1, timeout.toMillis()));
-        CompletableFuture<RaftClientReply> reply;
+            callIds.incrementAndGet(), peerId(targetBrokerId), timeoutMs);
         try
         {
-            reply = server.transferLeadershipAsync(request);
+            return server.transferLeadershipAsync(request);
         }
         catch (final Exception e)
         {
-            reply = CompletableFuture.failedFuture(e);
+            return CompletableFuture.failedFuture(e);
         }
-        return reply.handle((answer, error) ->
+    }
+
+    /** Completes once no local write is in flight, or at {@code deadlineNanos}. */
+    private CompletableFuture<Void> localWritesDrained(final long deadlineNanos)
+    {
+        if (localWritesInFlight.get() == 0 || System.nanoTime() - deadlineNanos >= 0)
         {
-            final int leader = brokerIdOf(division.getInfo().getLeaderId());
-            // Writes refused while our transfer ran say nothing about a stuck one.
-            steppingDownRefusalSinceNanos = 0;
-            transfer.set(null);
-            done.complete(error == null && answer.isSuccess() ? leader : -1);
-            if (error == null && answer.isSuccess())
-            {
-                return leader < 0 ? targetBrokerId : leader;
-            }
-            if (!closed && !stopping && division.getInfo().isLeader())
-            {
-                onLeaderReady(partitionId);
-            }
-            final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
-                error.getCause() : error;
-            throw new PartitionException(ErrorCode.UNAVAILABLE, partitionId, leader,
-                "partition " + partitionId + ": leadership transfer from broker " + brokerId + " to broker " +
-                targetBrokerId + " failed: " + (cause != null ? cause.getMessage() : String.valueOf(answer.getException())));
-        });
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(1, TimeUnit.MILLISECONDS))
+            .thenCompose((ignored) -> localWritesDrained(deadlineNanos));
+    }
+
+    /**
+     * Whether a failed transfer left Ratis "stepping down": the results Ratis reaches before it schedules the
+     * transfer's timeout (its pending transfer is then never completed), or the refusal it answers while one is
+     * pending. A timed-out transfer, or one refused up front (target not in the group), leaves nothing behind.
+     */
+    private static boolean leftSteppingDown(final Throwable cause)
+    {
+        return cause instanceof LeaderSteppingDownException ||
+            cause instanceof TransferLeadershipException && cause.getMessage() != null &&
+            TRANSFER_FAILED_BEFORE_START.matcher(cause.getMessage()).find();
+    }
+
+    /** Steps this leader down so its replicas elect one (possibly this one again) within an election timeout. */
+    private void stepDown(final String why)
+    {
+        LOG.warn("partition {} on broker {}: stepping down: {}", partitionId, brokerId, why);
+        final TransferLeadershipRequest stepDown = new TransferLeadershipRequest(clientId, selfId,
+            group.getGroupId(), callIds.incrementAndGet(), null, STUCK_STEP_DOWN_GRACE.toMillis());
+        try
+        {
+            server.transferLeadershipAsync(stepDown);
+        }
+        catch (final IOException e)
+        {
+            LOG.warn("partition {} on broker {}: step down failed: {}", partitionId, brokerId, e.getMessage());
+        }
     }
 
     /**
@@ -908,6 +974,9 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void prepareToStop()
     {
         stopping = true;
+        // Writes arriving now would only make the followers lag behind the handover; clients retry them on the
+        // next leader.
+        holdingWrites = true;
         director.stop();
         backfills.onLeadershipLost();
     }
