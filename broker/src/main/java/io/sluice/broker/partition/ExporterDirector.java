@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.exporter.CommittedRecordBatch;
 import io.sluice.broker.exporter.CommittedRecordView;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
@@ -7,10 +8,6 @@ import io.sluice.exporter.spi.Exporter;
 import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;
 import io.sluice.protocol.codecs.ExportingState;
-import org.agrona.DirectBuffer;
-import org.agrona.ExpandableArrayBuffer;
-import org.agrona.collections.IntArrayList;
-import org.agrona.collections.LongArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,7 +63,7 @@ public final class ExporterDirector
 
     /** Copy-on-write so status reads never wait for a running export. */
     private final List<Container> containers = new CopyOnWriteArrayList<>();
-    private final Batch batch;
+    private final CommittedRecordBatch batch;
     private ScheduledFuture<?> task;
     private final AtomicBoolean wakeUpPending = new AtomicBoolean();
     private volatile boolean active;
@@ -96,7 +93,7 @@ public final class ExporterDirector
         this.scheduler = scheduler;
         this.positionsSubmitter = positionsSubmitter;
         this.ackIntervalMs = ackIntervalMs;
-        this.batch = new Batch(); // after partitionId: its record view carries it
+        this.batch = new CommittedRecordBatch(partitionId);
     }
 
     /** Starts exporting for a leadership term; a no-op if already running for it. */
@@ -426,63 +423,6 @@ public final class ExporterDirector
             }
             exporter = null;
             opened = false;
-        }
-    }
-
-    /** Records copied out of the log (so the log is not held while exporting), viewed one at a time. */
-    private final class Batch implements io.sluice.broker.log.RecordLog.RecordReader
-    {
-        private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
-        private final LongArrayList positions = new LongArrayList();
-        private final LongArrayList timestamps = new LongArrayList();
-        private final IntArrayList keyOffsets = new IntArrayList();
-        private final IntArrayList keyLengths = new IntArrayList();
-        private final IntArrayList payloadOffsets = new IntArrayList();
-        private final IntArrayList payloadLengths = new IntArrayList();
-        private final CommittedRecordView view = new CommittedRecordView(partitionId);
-        private int limit;
-
-        void clear()
-        {
-            positions.clear();
-            timestamps.clear();
-            keyOffsets.clear();
-            keyLengths.clear();
-            payloadOffsets.clear();
-            payloadLengths.clear();
-            limit = 0;
-        }
-
-        @Override
-        public void onRecord(
-            final long position,
-            final long timestamp,
-            final DirectBuffer source,
-            final int keyOffset,
-            final int keyLength,
-            final int payloadOffset,
-            final int payloadLength)
-        {
-            positions.addLong(position);
-            timestamps.addLong(timestamp);
-            keyLengths.addInt(keyLength);
-            keyOffsets.addInt(limit);
-            if (keyLength > 0)
-            {
-                buffer.putBytes(limit, source, keyOffset, keyLength);
-                limit += keyLength;
-            }
-            payloadOffsets.addInt(limit);
-            payloadLengths.addInt(payloadLength);
-            buffer.putBytes(limit, source, payloadOffset, payloadLength);
-            limit += payloadLength;
-        }
-
-        /** The index-th record of the batch, in the one reusable view. */
-        CommittedRecordView select(final int index)
-        {
-            return view.wrap(positions.getLong(index), timestamps.getLong(index), buffer, keyOffsets.getInt(index),
-                keyLengths.getInt(index), payloadOffsets.getInt(index), payloadLengths.getInt(index));
         }
     }
 }
