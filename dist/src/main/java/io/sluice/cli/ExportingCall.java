@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -27,7 +28,7 @@ final class ExportingCall
     private final GatewayOptions gateway;
     private final String name;
     private final String path;
-    private final Map<TargetPair, JsonNode> latest = new TreeMap<>();
+    private final Map<PartitionReplica, JsonNode> latest = new TreeMap<>();
 
     ExportingCall(final CliConsole console, final GatewayOptions gateway, final String name, final String path)
     {
@@ -40,7 +41,7 @@ final class ExportingCall
     int run(final ExportingCommands.RetryOptions retry) throws GatewayUnreachableException, InterruptedException
     {
         final ManagementClient client = gateway.connect(console);
-        List<TargetPair> toSend = ExportingCommands.sorted(retry.targets);
+        List<PartitionReplica> toSend = ExportingCommands.sorted(retry.targets);
         Duration backoff = retry.backoff;
         GatewayAnswer answer = null;
         String operation = null;
@@ -94,12 +95,12 @@ final class ExportingCall
             {
                 latest.put(TargetPairs.of(target), target);
             }
-            final List<TargetPair> unfinished = unfinished();
+            final List<PartitionReplica> unfinished = unfinished();
             if (retry.retries > 0)
             {
                 console.err().println(roundLabel + ": " + summary()
                     + (unfinished.isEmpty() ? "" : lastRound ? "; no retries left"
-                    : "; retrying " + unfinished + " in " + Durations.format(backoff)));
+                    : "; retrying " + labels(unfinished) + " in " + Durations.format(backoff)));
             }
             if (unfinished.isEmpty())
             {
@@ -126,9 +127,9 @@ final class ExportingCall
         return exitCode;
     }
 
-    private List<TargetPair> unfinished()
+    private List<PartitionReplica> unfinished()
     {
-        final List<TargetPair> pairs = new ArrayList<>();
+        final List<PartitionReplica> pairs = new ArrayList<>();
         latest.forEach((pair, target) ->
         {
             if (!SUCCEEDED.equals(target.path("outcome").asString("")))
@@ -209,7 +210,7 @@ final class ExportingCall
     {
         final Table table = new Table("PAIR", "OUTCOME", "ERROR");
         latest.forEach((pair, target) ->
-            table.row(pair, target.path("outcome").asString(FAILED), target.path("error").asString("")));
+            table.row(pair.label(), target.path("outcome").asString(FAILED), target.path("error").asString("")));
         console.out().println(name + ": " + summary());
         table.print(console.out());
     }
@@ -225,11 +226,16 @@ final class ExportingCall
         return merged;
     }
 
-    static String targetsBody(final List<TargetPair> pairs)
+    private static String labels(final List<PartitionReplica> pairs)
+    {
+        return pairs.stream().map(PartitionReplica::label).toList().toString();
+    }
+
+    static String targetsBody(final List<PartitionReplica> pairs)
     {
         final ObjectNode body = ManagementClient.mapper().createObjectNode();
         final ArrayNode targets = body.putArray("targets");
-        for (final TargetPair pair : pairs)
+        for (final PartitionReplica pair : pairs)
         {
             targets.addObject().put("brokerId", pair.brokerId()).put("partitionId", pair.partitionId());
         }

@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -28,9 +29,9 @@ final class ExportingCommands extends CommandGroup
         @Option(
             names = "--target",
             paramLabel = "BROKER:PARTITION",
-            converter = TargetPairConverter.class,
+            converter = PairConverter.class,
             description = "Act on this pair only (repeatable); default: every pair of the cluster.")
-        List<TargetPair> targets = new ArrayList<>();
+        List<PartitionReplica> targets = new ArrayList<>();
 
         @Option(
             names = "--retries",
@@ -159,7 +160,7 @@ final class ExportingCommands extends CommandGroup
                 final long exported = target.path("exportedPosition").asLong(-1);
                 final long last = target.path("lastPosition").asLong(-1);
                 table.row(
-                    TargetPairs.of(target),
+                    TargetPairs.of(target).label(),
                     target.path("role").asString("-"),
                     target.path("state").asString("UNKNOWN"),
                     exported < 0 ? "-" : exported,
@@ -172,17 +173,24 @@ final class ExportingCommands extends CommandGroup
     }
 
     /** picocli converter for {@code B:P}. */
-    static final class TargetPairConverter implements CommandLine.ITypeConverter<TargetPair>
+    static final class PairConverter implements CommandLine.ITypeConverter<PartitionReplica>
     {
         @Override
-        public TargetPair convert(final String value)
+        public PartitionReplica convert(final String value)
         {
-            return TargetPair.parse(value);
+            try
+            {
+                return PartitionReplica.parse(value);
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
         }
     }
 
     /** The pairs in partition-then-broker order (the gateway's), each once. */
-    static List<TargetPair> sorted(final List<TargetPair> pairs)
+    static List<PartitionReplica> sorted(final List<PartitionReplica> pairs)
     {
         return new ArrayList<>(new TreeSet<>(pairs));
     }

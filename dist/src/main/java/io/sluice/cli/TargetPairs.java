@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.databind.JsonNode;
 
 /** Reads the {@code brokerId}/{@code partitionId} of a target in the gateway's JSON. */
@@ -9,8 +10,8 @@ final class TargetPairs
     {
     }
 
-    static TargetPair of(final JsonNode target)
+    static PartitionReplica of(final JsonNode target)
     {
-        return new TargetPair(target.path("brokerId").asInt(-1), target.path("partitionId").asInt(-1));
+        return new PartitionReplica(target.path("brokerId").asInt(-1), target.path("partitionId").asInt(-1));
     }
 }

@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -134,7 +135,7 @@ class BackupHookTest
         try (FakeGateway gateway = FakeGateway.start())
         {
             final FakeExportingCluster cluster = new FakeExportingCluster(3, 2, 3)
-                .script(new TargetPair(1, 2), "FAILED");
+                .script(new PartitionReplica(1, 2), "FAILED");
             cluster.installOn(gateway);
             final BackupHook hook = new BackupHook(temp).withRealCli().env("SLUICE_TOKEN", "t0ken");
             final Path stateDuringBackup = temp.resolve("state-during-backup");

@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -76,7 +77,7 @@ class ExportingCommandsTest
     @Test
     void pauseExitsOneAndNamesThePairWhenABrokerFailed()
     {
-        cluster.script(new TargetPair(2, 1), "FAILED");
+        cluster.script(new PartitionReplica(2, 1), "FAILED");
 
         final CliRun run = CliRun.run("exporting", "pause", "--gateway", gateway.url());
 
@@ -91,7 +92,7 @@ class ExportingCommandsTest
     @Test
     void pauseExitsTwoWhenAPairTimedOutAndNoneFailed()
     {
-        cluster.script(new TargetPair(0, 2), "TIMED_OUT");
+        cluster.script(new PartitionReplica(0, 2), "TIMED_OUT");
 
         final CliRun run = CliRun.run("exporting", "pause", "--gateway", gateway.url());
 
@@ -102,7 +103,7 @@ class ExportingCommandsTest
     @Test
     void failedBeatsTimedOut()
     {
-        cluster.script(new TargetPair(0, 2), "TIMED_OUT").script(new TargetPair(1, 2), "FAILED");
+        cluster.script(new PartitionReplica(0, 2), "TIMED_OUT").script(new PartitionReplica(1, 2), "FAILED");
 
         assertThat(CliRun.run("exporting", "pause", "--gateway", gateway.url()).exitCode()).isEqualTo(ExitCode.FAILED);
     }
@@ -110,7 +111,7 @@ class ExportingCommandsTest
     @Test
     void retriesSendOnlyTheFailedPairsAndEndZeroWhenTheSecondRoundSucceeds()
     {
-        cluster.script(new TargetPair(2, 1), "FAILED").script(new TargetPair(0, 2), "TIMED_OUT");
+        cluster.script(new PartitionReplica(2, 1), "FAILED").script(new PartitionReplica(0, 2), "TIMED_OUT");
 
         final CliRun run = CliRun.run("exporting", "pause", "--retries", "3", "--gateway", gateway.url());
 
@@ -136,8 +137,8 @@ class ExportingCommandsTest
     @Test
     void retriesBackOffExponentiallyAndEndWithTheFinalStateOfAllPairs()
     {
-        cluster.script(new TargetPair(2, 1), "FAILED", "FAILED", "FAILED", "FAILED")
-            .script(new TargetPair(0, 2), "TIMED_OUT");
+        cluster.script(new PartitionReplica(2, 1), "FAILED", "FAILED", "FAILED", "FAILED")
+            .script(new PartitionReplica(0, 2), "TIMED_OUT");
 
         final CliRun run = CliRun.run(
             "exporting", "resume", "--retries", "3", "--retry-backoff", "500ms", "--gateway", gateway.url());
@@ -153,7 +154,7 @@ class ExportingCommandsTest
     @Test
     void timedOutPairsThatSucceedOnRetryEndZero()
     {
-        cluster.script(new TargetPair(0, 2), "TIMED_OUT", "TIMED_OUT");
+        cluster.script(new PartitionReplica(0, 2), "TIMED_OUT", "TIMED_OUT");
 
         final CliRun run = CliRun.run("exporting", "pause", "--retries", "2", "--gateway", gateway.url());
 
@@ -186,7 +187,7 @@ class ExportingCommandsTest
     @Test
     void jsonOutputPrintsTheGatewaysAnswer()
     {
-        cluster.script(new TargetPair(2, 1), "FAILED");
+        cluster.script(new PartitionReplica(2, 1), "FAILED");
 
         final CliRun run = CliRun.run("exporting", "pause", "--output", "json", "--gateway", gateway.url());
 
@@ -200,7 +201,7 @@ class ExportingCommandsTest
     @Test
     void jsonOutputAfterRetriesMergesTheRoundsIntoOneAnswer()
     {
-        cluster.script(new TargetPair(2, 1), "FAILED");
+        cluster.script(new PartitionReplica(2, 1), "FAILED");
 
         final CliRun run = CliRun.run("exporting", "pause", "-o", "JSON", "--retries", "1", "--gateway", gateway.url());
 

@@ -1,5 +1,6 @@
 package io.sluice.cli;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -22,8 +23,8 @@ public final class FakeExportingCluster
 {
     private static final JsonMapper MAPPER = JsonMapper.builder().build();
 
-    private final Map<TargetPair, Deque<String[]>> scripts = new TreeMap<>();
-    private final Map<TargetPair, String> states = new TreeMap<>();
+    private final Map<PartitionReplica, Deque<String[]>> scripts = new TreeMap<>();
+    private final Map<PartitionReplica, String> states = new TreeMap<>();
 
     public FakeExportingCluster(final int brokers, final int partitions, final int replicationFactor)
     {
@@ -31,7 +32,7 @@ public final class FakeExportingCluster
         {
             for (int i = 0; i < replicationFactor; i++)
             {
-                final TargetPair pair = new TargetPair((p - 1 + i) % brokers, p);
+                final PartitionReplica pair = new PartitionReplica((p - 1 + i) % brokers, p);
                 scripts.put(pair, new ArrayDeque<>());
                 states.put(pair, "EXPORTING");
             }
@@ -39,7 +40,7 @@ public final class FakeExportingCluster
     }
 
     /** The pair answers these outcomes to its next calls, one each; then SUCCEEDED. */
-    public FakeExportingCluster script(final TargetPair pair, final String... outcomes)
+    public FakeExportingCluster script(final PartitionReplica pair, final String... outcomes)
     {
         for (final String outcome : outcomes)
         {
@@ -48,12 +49,12 @@ public final class FakeExportingCluster
         return this;
     }
 
-    public List<TargetPair> pairs()
+    public List<PartitionReplica> pairs()
     {
         return new ArrayList<>(scripts.keySet());
     }
 
-    public String state(final TargetPair pair)
+    public String state(final PartitionReplica pair)
     {
         return states.get(pair);
     }
@@ -69,7 +70,7 @@ public final class FakeExportingCluster
 
     private synchronized FakeGateway.Reply operate(final FakeGateway.Request request, final String operation)
     {
-        final List<TargetPair> targets = new ArrayList<>();
+        final List<PartitionReplica> targets = new ArrayList<>();
         if (request.body().isBlank())
         {
             targets.addAll(scripts.keySet());
@@ -79,7 +80,7 @@ public final class FakeExportingCluster
             final JsonNode body = MAPPER.readTree(request.body());
             for (final JsonNode target : body.path("targets"))
             {
-                final TargetPair pair = new TargetPair(target.path("brokerId").asInt(), target.path("partitionId").asInt());
+                final PartitionReplica pair = new PartitionReplica(target.path("brokerId").asInt(), target.path("partitionId").asInt());
                 if (!scripts.containsKey(pair))
                 {
                     return FakeGateway.Reply.error(400, "Bad Request",
@@ -94,7 +95,7 @@ public final class FakeExportingCluster
         final ArrayNode results = MAPPER.createArrayNode();
         boolean failed = false;
         boolean timedOut = false;
-        for (final TargetPair pair : targets)
+        for (final PartitionReplica pair : targets)
         {
             final String[] scripted = scripts.get(pair).poll();
             final ObjectNode result = results.addObject();
@@ -121,7 +122,7 @@ public final class FakeExportingCluster
         final ObjectNode answer = MAPPER.createObjectNode();
         final ArrayNode targets = answer.putArray("targets");
         String common = null;
-        for (final Map.Entry<TargetPair, String> entry : states.entrySet())
+        for (final Map.Entry<PartitionReplica, String> entry : states.entrySet())
         {
             targets.addObject()
                 .put("brokerId", entry.getKey().brokerId())

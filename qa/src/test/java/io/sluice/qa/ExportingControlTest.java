@@ -1,5 +1,6 @@
 package io.sluice.qa;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.qa.cluster.Await;
@@ -7,11 +8,11 @@ import io.sluice.qa.cluster.ExportedRecord;
 import io.sluice.qa.cluster.ExportingControlAnswer;
 import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.HttpAnswer;
-import io.sluice.qa.cluster.Pair;
 import io.sluice.qa.cluster.PairState;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
+
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
@@ -163,7 +164,7 @@ class ExportingControlTest
         assertThat(pause.pairsWithOutcome("FAILED")).isEqualTo(cluster.pairsOf(dead));
         assertThat(pause.targets()).filteredOn(target -> target.pair().brokerId() == dead)
             .allSatisfy(target -> assertThat(target.error()).as("error of %s", target.pair()).isNotBlank());
-        final Set<Pair> others = new TreeSet<>(cluster.allPairs());
+        final Set<PartitionReplica> others = new TreeSet<>(cluster.allPairs());
         others.removeAll(cluster.pairsOf(dead));
         assertThat(pause.pairsWithOutcome("SUCCEEDED")).isEqualTo(others);
 
@@ -360,7 +361,7 @@ class ExportingControlTest
         until200("resume", () -> cluster.client().resume());
         try (BrokerAdminClient brokers = new BrokerAdminClient())
         {
-            for (final Pair pair : cluster.allPairs())
+            for (final PartitionReplica pair : cluster.allPairs())
             {
                 final BrokerAdminClient.ReplicaState current =
                     brokers.topology(cluster.brokerCommandAddress(pair.brokerId()), pair.brokerId()).get(pair.partitionId());
@@ -379,7 +380,7 @@ class ExportingControlTest
             Records.awaitExported(cluster, Records.write(cluster, "after-delayed-pause", 30));
 
             // The same request with a newer version does pause, so the refusal above is the version's doing.
-            final Pair probe = new Pair(0, 1);
+            final PartitionReplica probe = new PartitionReplica(0, 1);
             final long version = brokers.topology(cluster.brokerCommandAddress(0), 0).get(1).version();
             final BrokerAdminClient.AdminAnswer newer = brokers.admin(cluster.brokerCommandAddress(0), 0, 1,
                 AdminRequestKind.PAUSE_EXPORTING, version + 1);
@@ -400,7 +401,7 @@ class ExportingControlTest
             {
                 final ExportingStatus status = cluster.client().exporting();
                 final List<String> behind = new ArrayList<>();
-                for (final Pair pair : cluster.pairsOf(brokerId))
+                for (final PartitionReplica pair : cluster.pairsOf(brokerId))
                 {
                     final Optional<Integer> leader = status.leaderOf(pair.partitionId());
                     final PairState mine = status.pair(brokerId, pair.partitionId()).orElse(null);

@@ -1,5 +1,6 @@
 package io.sluice.qa.cluster;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ public record ExportingControlAnswer(
         for (final JsonNode target : json.path("targets"))
         {
             targets.add(new PairOutcome(
-                new Pair(target.path("brokerId").asInt(-1), target.path("partitionId").asInt(-1)),
+                new PartitionReplica(target.path("brokerId").asInt(-1), target.path("partitionId").asInt(-1)),
                 target.path("outcome").asString(null),
                 target.path("error").asString(null)));
         }
@@ -36,9 +37,9 @@ public record ExportingControlAnswer(
     }
 
     /** Pairs whose outcome is {@code outcome}. */
-    public Set<Pair> pairsWithOutcome(final String outcome)
+    public Set<PartitionReplica> pairsWithOutcome(final String outcome)
     {
-        final Set<Pair> pairs = new TreeSet<>();
+        final Set<PartitionReplica> pairs = new TreeSet<>();
         for (final PairOutcome target : targets)
         {
             if (outcome.equals(target.outcome()))
@@ -49,9 +50,9 @@ public record ExportingControlAnswer(
         return pairs;
     }
 
-    public Set<Pair> pairs()
+    public Set<PartitionReplica> pairs()
     {
-        final Set<Pair> pairs = new TreeSet<>();
+        final Set<PartitionReplica> pairs = new TreeSet<>();
         targets.forEach(target -> pairs.add(target.pair()));
         return pairs;
     }

@@ -1,5 +1,6 @@
 package io.sluice.qa.cluster;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
@@ -20,7 +21,7 @@ public record ExportingStatus(HttpAnswer http, String state, List<PairState> tar
         for (final JsonNode target : json.path("targets"))
         {
             targets.add(new PairState(
-                new Pair(target.path("brokerId").asInt(-1), target.path("partitionId").asInt(-1)),
+                new PartitionReplica(target.path("brokerId").asInt(-1), target.path("partitionId").asInt(-1)),
                 target.path("role").asString(null),
                 target.path("state").asString(null),
                 positionOf(target.path("exportedPosition")),

@@ -1,5 +1,6 @@
 package io.sluice.qa.cluster;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import tools.jackson.databind.JsonNode;
 
 import javax.net.ssl.SSLContext;
@@ -179,7 +180,7 @@ public final class GatewayClient
     }
 
     /** {@code POST /actuator/exporting/<action>} with a {@code {"targets": [...]}} body (or none when null). */
-    public ExportingControlAnswer exportingControl(final String action, final Collection<Pair> targets)
+    public ExportingControlAnswer exportingControl(final String action, final Collection<PartitionReplica> targets)
     {
         return ExportingControlAnswer.parse(management("POST", "/actuator/exporting/" + action, targetsBody(targets)));
     }
@@ -204,7 +205,7 @@ public final class GatewayClient
         }
     }
 
-    public static String targetsBody(final Collection<Pair> targets)
+    public static String targetsBody(final Collection<PartitionReplica> targets)
     {
         if (targets == null)
         {
@@ -212,7 +213,7 @@ public final class GatewayClient
         }
         final StringBuilder body = new StringBuilder("{\"targets\":[");
         boolean first = true;
-        for (final Pair pair : targets)
+        for (final PartitionReplica pair : targets)
         {
             if (!first)
             {

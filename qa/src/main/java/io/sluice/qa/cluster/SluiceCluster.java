@@ -1,5 +1,8 @@
 package io.sluice.qa.cluster;
 
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
@@ -63,6 +66,7 @@ public final class SluiceCluster implements AutoCloseable
     private final int replicationFactor;
     private final List<InetSocketAddress> brokerAddresses;
     private final List<SluiceProcess> brokers;
+    private final PartitionDistribution distribution;
     private final SluiceProcess gateway;
     private final int clientPort;
     private final int managementPort;
@@ -90,6 +94,7 @@ public final class SluiceCluster implements AutoCloseable
             addresses.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), PortAllocator.freePortPair()));
         }
         this.brokerAddresses = List.copyOf(addresses);
+        this.distribution = new PartitionDistribution(brokerAddresses, partitionCount, replicationFactor);
         this.clientPort = PortAllocator.freePort();
         this.managementPort = PortAllocator.freePort();
 
@@ -408,7 +413,7 @@ public final class SluiceCluster implements AutoCloseable
         {
             requireStartedChildrenAlive();
             final ExportingStatus status = client.exporting();
-            for (final Pair pair : pairsOf(brokerId))
+            for (final PartitionReplica pair : pairsOf(brokerId))
             {
                 final Optional<PairState> state = status.pair(pair.brokerId(), pair.partitionId());
                 if (state.isEmpty() || state.get().state() == null || "UNKNOWN".equals(state.get().state()))
@@ -448,43 +453,27 @@ public final class SluiceCluster implements AutoCloseable
         return partitionCount;
     }
 
-    /** Brokers replicating the partition: (p - 1 + i) mod N for i < RF. */
+    /** Brokers replicating the partition, in placement order (the product's own placement). */
     public List<Integer> replicasOf(final int partitionId)
     {
-        final List<Integer> replicas = new ArrayList<>();
-        for (int i = 0; i < replicationFactor; i++)
-        {
-            replicas.add((partitionId - 1 + i) % brokers.size());
-        }
-        return replicas;
+        return distribution.replicasOf(partitionId);
     }
 
     /** The pairs of one broker. */
-    public Set<Pair> pairsOf(final int brokerId)
+    public Set<PartitionReplica> pairsOf(final int brokerId)
     {
-        final Set<Pair> pairs = new TreeSet<>();
-        for (int partitionId = 1; partitionId <= partitionCount; partitionId++)
+        final Set<PartitionReplica> pairs = new TreeSet<>();
+        for (final int partitionId : distribution.partitionsOf(brokerId))
         {
-            if (replicasOf(partitionId).contains(brokerId))
-            {
-                pairs.add(new Pair(brokerId, partitionId));
-            }
+            pairs.add(new PartitionReplica(brokerId, partitionId));
         }
         return pairs;
     }
 
     /** Every (broker, partition) pair of the cluster. */
-    public Set<Pair> allPairs()
+    public Set<PartitionReplica> allPairs()
     {
-        final Set<Pair> pairs = new TreeSet<>();
-        for (int partitionId = 1; partitionId <= partitionCount; partitionId++)
-        {
-            for (final int brokerId : replicasOf(partitionId))
-            {
-                pairs.add(new Pair(brokerId, partitionId));
-            }
-        }
-        return pairs;
+        return new TreeSet<>(distribution.replicas());
     }
 
     // ---------------------------------------------------------------- access

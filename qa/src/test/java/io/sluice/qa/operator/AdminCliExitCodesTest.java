@@ -1,12 +1,13 @@
 package io.sluice.qa.operator;
 
+import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.qa.Exporting;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.Json;
-import io.sluice.qa.cluster.Pair;
 import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
+
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
@@ -119,7 +120,7 @@ class AdminCliExitCodesTest
         assertThat(pause.pairsWithOutcome("FAILED")).as("%s", pause).isEqualTo(cluster.pairsOf(dead));
         assertThat(pause.listedPairs()).as("%s", pause).isEqualTo(cluster.allPairs());
         assertThat(pause.stderr()).as("%s", pause).contains("admin: pause incomplete:");
-        for (final Pair pair : cluster.pairsOf(dead))
+        for (final PartitionReplica pair : cluster.pairsOf(dead))
         {
             assertThat(pause.stderr()).as("%s", pause)
                 .contains("broker " + dead + " partition " + pair.partitionId() + " FAILED");

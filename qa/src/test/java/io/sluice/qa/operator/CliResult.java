@@ -1,6 +1,6 @@
 package io.sluice.qa.operator;
 
-import io.sluice.qa.cluster.Pair;
+import io.sluice.protocol.cluster.PartitionReplica;
 
 import java.time.Duration;
 import java.util.List;
@@ -18,34 +18,34 @@ record CliResult(List<String> args, int exitCode, String stdout, String stderr, 
         Pattern.compile("(?m)^(\\d+):(\\d+)\\s+\\S+\\s+(EXPORTING|PAUSED|SOFT_PAUSED|UNKNOWN)\\b");
 
     /** Pairs the pause/resume table lists with this outcome. */
-    Set<Pair> pairsWithOutcome(final String outcome)
+    Set<PartitionReplica> pairsWithOutcome(final String outcome)
     {
         return rows(OUTCOME_ROW, outcome);
     }
 
     /** Pairs the {@code exporting status} table lists in this state. */
-    Set<Pair> pairsInState(final String state)
+    Set<PartitionReplica> pairsInState(final String state)
     {
         return rows(STATE_ROW, state);
     }
 
     /** Every pair the output lists, whatever its outcome or state. */
-    Set<Pair> listedPairs()
+    Set<PartitionReplica> listedPairs()
     {
-        final Set<Pair> pairs = rows(OUTCOME_ROW, null);
+        final Set<PartitionReplica> pairs = rows(OUTCOME_ROW, null);
         pairs.addAll(rows(STATE_ROW, null));
         return pairs;
     }
 
-    private Set<Pair> rows(final Pattern row, final String value)
+    private Set<PartitionReplica> rows(final Pattern row, final String value)
     {
-        final Set<Pair> pairs = new TreeSet<>();
+        final Set<PartitionReplica> pairs = new TreeSet<>();
         final Matcher matcher = row.matcher(stdout);
         while (matcher.find())
         {
             if (value == null || value.equals(matcher.group(3)))
             {
-                pairs.add(new Pair(Integer.parseInt(matcher.group(1)), Integer.parseInt(matcher.group(2))));
+                pairs.add(new PartitionReplica(Integer.parseInt(matcher.group(1)), Integer.parseInt(matcher.group(2))));
             }
         }
         return pairs;
