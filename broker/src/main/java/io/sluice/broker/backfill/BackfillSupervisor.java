@@ -29,7 +29,7 @@ public final class BackfillSupervisor implements AutoCloseable
     private final BackfillRecordSource source;
     private final BackfillExporterFactory exporterFactory;
     private final BackfillReplicator replicator;
-    private final BackfillExportGate gate;
+    private final ExportingSwitch gate;
     private final BackfillRunnerConfig config;
     private final Clock clock;
     private final ExecutorService executor;
@@ -43,7 +43,7 @@ public final class BackfillSupervisor implements AutoCloseable
         final BackfillRecordSource source,
         final BackfillExporterFactory exporterFactory,
         final BackfillReplicator replicator,
-        final BackfillExportGate gate,
+        final ExportingSwitch gate,
         final BackfillRunnerConfig config,
         final Clock clock)
     {

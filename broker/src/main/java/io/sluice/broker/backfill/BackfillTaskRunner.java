@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * every leader) the task ends FAILED with the last reason. Reaching the end replicates the final checkpoint,
  * which completes the task.
  * <p>
- * {@link #stop} (pause is separate: see {@link ExportGate}) ends the run promptly at the next batch boundary,
+ * {@link #stop} (pause is separate: see {@link ManualExportingSwitch}) ends the run promptly at the next batch boundary,
  * leaving the task's replicated state for whoever runs it next (after a leader change or restart). Runs on
  * one thread; {@link #stop} and the getters may be called from any thread.
  */
@@ -36,7 +36,7 @@ public final class BackfillTaskRunner implements Runnable
     private final BackfillRecordSource source;
     private final BackfillExporterFactory exporterFactory;
     private final BackfillReplicator replicator;
-    private final BackfillExportGate gate;
+    private final ExportingSwitch gate;
     private final BackfillRunnerConfig config;
     private final Clock clock;
     private final AtomicLong recordsExported = new AtomicLong();
@@ -57,7 +57,7 @@ public final class BackfillTaskRunner implements Runnable
         final BackfillRecordSource source,
         final BackfillExporterFactory exporterFactory,
         final BackfillReplicator replicator,
-        final BackfillExportGate gate,
+        final ExportingSwitch gate,
         final BackfillRunnerConfig config,
         final Clock clock)
     {

@@ -49,7 +49,7 @@ public final class PartitionBackfills implements AutoCloseable
     /**
      * @param replicator      proposes {@link BackfillCodec#encode(BackfillEntry) encoded} entries in the
      *                        state machine's own backfill entry type; completes once applied on this replica.
-     * @param gate            the partition's export gate ({@link BackfillExportGate#underLock}).
+     * @param gate            the partition's export gate ({@link ExportingSwitch#underLock}).
      * @param exportingPaused whether exporting is (hard) paused now, for reporting tasks PENDING.
      */
     public PartitionBackfills(
@@ -59,7 +59,7 @@ public final class PartitionBackfills implements AutoCloseable
         final BackfillRecordSource source,
         final BackfillExporterFactory exporters,
         final BackfillReplicator replicator,
-        final BackfillExportGate gate,
+        final ExportingSwitch gate,
         final BooleanSupplier exportingPaused,
         final BackfillRunnerConfig config,
         final Clock clock)

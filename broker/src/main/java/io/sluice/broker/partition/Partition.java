@@ -2,7 +2,7 @@ package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillEntry;
-import io.sluice.broker.backfill.BackfillExportGate;
+import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.backfill.RecordLogBackfillSource;
@@ -161,7 +161,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             new RecordLogBackfillSource(partitionId, stateMachine::recordLog),
             new SpiBackfillExporterFactory(brokerId, dataDir, exporters, registry),
             this::replicateBackfill,
-            BackfillExportGate.underLock(stateMachine.exportGate(), stateMachine::exportingState),
+            ExportingSwitch.underLock(stateMachine.exportGate(), stateMachine::exportingState),
             () -> stateMachine.exportingState() == ExportingState.PAUSED,
             backfillConfig,
             Clock.systemUTC());

@@ -48,7 +48,7 @@ class BackfillTaskRunnerTest
     private RecordLog log;
     private final BackfillRegistry registry = new BackfillRegistry();
     private final List<BackfillEntry> replicated = new CopyOnWriteArrayList<>();
-    private final ExportGate gate = new ExportGate();
+    private final ManualExportingSwitch gate = new ManualExportingSwitch();
     private final List<BackfillSupervisor> supervisors = new ArrayList<>();
     private final BackfillRunnerConfig config = BackfillRunnerConfig.defaults()
         .withBatchRecords(64).withCheckpoints(500, 50).withBackoff(10, 100).withMaxAttempts(3);

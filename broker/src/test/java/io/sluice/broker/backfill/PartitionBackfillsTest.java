@@ -85,7 +85,7 @@ class PartitionBackfillsTest implements PartitionBackfills.PartitionState
             new RecordLogBackfillSource(PARTITION, () -> log),
             new SpiBackfillExporterFactory(0, dataDir,
                 Map.of("file", new ExporterConfig("file", FileExporter.TYPE, Map.of())), ExporterRegistry.builtIn()),
-            replicator, new ExportGate(), () -> false,
+            replicator, new ManualExportingSwitch(), () -> false,
             BackfillRunnerConfig.defaults().withCheckpoints(300, 20).withBackoff(10, 100), Clock.systemUTC());
         self.set(created);
         return created;

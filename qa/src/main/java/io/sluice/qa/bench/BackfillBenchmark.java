@@ -8,7 +8,7 @@ import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.BackfillSupervisor;
 import io.sluice.broker.backfill.BackfillTask;
 import io.sluice.broker.backfill.BackfillTaskState;
-import io.sluice.broker.backfill.ExportGate;
+import io.sluice.broker.backfill.ManualExportingSwitch;
 import io.sluice.broker.backfill.RecordLogBackfillSource;
 import io.sluice.broker.backfill.SpiBackfillExporterFactory;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -99,7 +99,7 @@ public final class BackfillBenchmark
         final SpiBackfillExporterFactory exporters = new SpiBackfillExporterFactory(0, runDir,
             Map.of("file", new ExporterConfig("file", FileExporter.TYPE, Map.of())), ExporterRegistry.builtIn());
         final BackfillSupervisor supervisor = new BackfillSupervisor(PARTITION, registry,
-            new RecordLogBackfillSource(PARTITION, () -> log), exporters, replicator, new ExportGate(), config,
+            new RecordLogBackfillSource(PARTITION, () -> log), exporters, replicator, new ManualExportingSwitch(), config,
             Clock.systemUTC());
         try
         {

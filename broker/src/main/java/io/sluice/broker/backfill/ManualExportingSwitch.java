@@ -3,15 +3,15 @@ package io.sluice.broker.backfill;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A standalone {@link BackfillExportGate} (for a partition without its own lock, and for tests). A runner exports a batch only between
- * {@link #tryEnter} and {@link #exit}; {@link #pause} closes the gate and waits for batches in flight to end,
- * so once it returns true no backfill record is exported until {@link #resume}: the state machine calls it
- * before it answers a pause. A soft pause keeps exporting but withholds checkpoints, so nothing a task has
+ * An {@link ExportingSwitch} flipped by hand, with no state machine behind it: for tests and the backfill
+ * benchmark. A runner exports a batch only between {@link #tryEnter} and {@link #exit}; {@link #pause} refuses
+ * new batches and waits for batches in flight to end, so once it returns true no backfill record is exported
+ * until {@link #resume}. A soft pause keeps exporting but withholds checkpoints, so nothing a task has
  * not acknowledged is given up.
  * <p>
  * Thread-safe.
  */
-public final class ExportGate implements BackfillExportGate
+public final class ManualExportingSwitch implements ExportingSwitch
 {
     private int entered;
     private boolean paused;

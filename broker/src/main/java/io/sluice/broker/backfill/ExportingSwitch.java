@@ -6,13 +6,14 @@ import java.util.concurrent.locks.Lock;
 import java.util.function.Supplier;
 
 /**
- * The partition's exporting switch as backfill runners see it. A runner exports a batch only between a
- * successful {@link #tryEnter} and {@link #exit}; the state machine applies a pause under the same gate, so
- * once a pause is applied no backfill record is exported until exporting resumes.
+ * The partition's exporting state as backfill runners see it. A runner exports a batch only between a
+ * successful {@link #tryEnter} and {@link #exit}; in a broker that is {@link #underLock}, over the state
+ * machine's export gate, under which a pause is applied, so once a pause is applied no backfill record is
+ * exported until exporting resumes.
  */
-public interface BackfillExportGate
+public interface ExportingSwitch
 {
-    /** True when exporting is allowed now; then the caller holds the gate and must call {@link #exit}. */
+    /** True when exporting is allowed now; then the caller is inside and must call {@link #exit}. */
     boolean tryEnter();
 
     void exit();
@@ -24,9 +25,9 @@ public interface BackfillExportGate
      * The gate of a partition state machine that applies exporting state changes while holding
      * {@code lock}: a batch is exported holding the lock after seeing a state other than PAUSED.
      */
-    static BackfillExportGate underLock(final Lock lock, final Supplier<ExportingState> state)
+    static ExportingSwitch underLock(final Lock lock, final Supplier<ExportingState> state)
     {
-        return new BackfillExportGate()
+        return new ExportingSwitch()
         {
             public boolean tryEnter()
             {
