@@ -448,15 +448,10 @@ public final class Partition implements PartitionListener, AutoCloseable
 
     private CompletableFuture<long[]> appendEntry(final byte[] entry)
     {
-        final RaftServer.Division division = division();
-        if (division == null || closed)
+        final PartitionException notLeader = notLeaderError();
+        if (notLeader != null)
         {
-            return CompletableFuture.failedFuture(unavailable("not started"));
-        }
-        final DivisionInfo info = division.getInfo();
-        if (!info.isLeader())
-        {
-            return CompletableFuture.failedFuture(notLeader(brokerIdOf(info.getLeaderId())));
+            return CompletableFuture.failedFuture(notLeader);
         }
         return submitLocal(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))).thenApply((reply) ->
         {
@@ -543,15 +538,10 @@ public final class Partition implements PartitionListener, AutoCloseable
     /** Proposes a backfill entry on the local leader; completes once applied here. */
     private CompletableFuture<Void> replicateBackfill(final BackfillEntry entry)
     {
-        final RaftServer.Division division = division();
-        if (division == null || closed)
+        final PartitionException notLeader = notLeaderError();
+        if (notLeader != null)
         {
-            return CompletableFuture.failedFuture(unavailable("not started"));
-        }
-        final DivisionInfo info = division.getInfo();
-        if (!info.isLeader())
-        {
-            return CompletableFuture.failedFuture(notLeader(brokerIdOf(info.getLeaderId())));
+            return CompletableFuture.failedFuture(notLeader);
         }
         return submitLocal(backfillEntry(entry)).thenCompose((reply) ->
         {
@@ -854,15 +844,12 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public CompletableFuture<Integer> transferLeadership(final int targetBrokerId, final Duration timeout)
     {
+        final PartitionException notLeader = notLeaderError();
+        if (notLeader != null)
+        {
+            return CompletableFuture.failedFuture(notLeader);
+        }
         final RaftServer.Division division = division();
-        if (division == null || closed)
-        {
-            return CompletableFuture.failedFuture(unavailable("not started"));
-        }
-        if (!division.getInfo().isLeader())
-        {
-            return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
-        }
         if (targetBrokerId == brokerId)
         {
             return CompletableFuture.completedFuture(brokerId);
