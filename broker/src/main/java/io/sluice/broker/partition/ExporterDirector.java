@@ -125,6 +125,31 @@ public final class ExporterDirector
     }
 
     /**
+     * Stops the exporters soon, on the director's scheduler, unless this replica leads the director's term: for
+     * Ratis callbacks, which must not wait for an export in flight (that ends at its next record by itself).
+     */
+    public void stopUnlessLeading()
+    {
+        try
+        {
+            scheduler.execute(this::stopIfNotLeading);
+        }
+        catch (final RejectedExecutionException e)
+        {
+            // shutting down: the broker is closing its exporters anyway
+        }
+    }
+
+    private synchronized void stopIfNotLeading()
+    {
+        if (active && leaderTerm.getAsLong() != term)
+        {
+            LOG.info("partition {} on broker {}: exporters stop (term {} ended)", partitionId, brokerId, term);
+            stopLocked();
+        }
+    }
+
+    /**
      * Runs the exporters soon on the director's scheduler instead of waiting for the next poll: called on a
      * Ratis thread when records or a new exporting state were applied, so it only queues (at most one) task.
      */
@@ -392,7 +417,8 @@ public final class ExporterDirector
                     stateMachine.exportGate().lock();
                     try
                     {
-                        if (!active || stateMachine.exportingState() == ExportingState.PAUSED)
+                        if (!active || stateMachine.exportingState() == ExportingState.PAUSED ||
+                            leaderTerm.getAsLong() != term)
                         {
                             return;
                         }

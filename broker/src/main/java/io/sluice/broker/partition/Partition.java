@@ -128,6 +128,8 @@ public final class Partition implements PartitionListener, AutoCloseable
     /** Local writes proposed and not answered yet, and whether new ones wait for a running transfer. */
     private final AtomicInteger localWritesInFlight = new AtomicInteger();
     private volatile boolean holdingWrites;
+    /** Where work a Ratis callback must not wait for runs (the exporters' scheduler). */
+    private final ScheduledExecutorService exporterScheduler;
 
     public Partition(
         final int brokerId,
@@ -157,6 +159,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
+        this.exporterScheduler = exporterScheduler;
         this.backfills = new PartitionBackfills(brokerId, partitionId, stateMachine,
             new RecordLogBackfillSource(partitionId, stateMachine::recordLog),
             new SpiBackfillExporterFactory(brokerId, dataDir, exporters, registry),
@@ -296,7 +299,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         final long term = division.getInfo().getCurrentTerm();
         final long commitIndex = division.getRaftLog().getLastCommittedIndex();
         // Everything committed before this term must be applied first, so a committed pause is seen.
-        stateMachine.awaitApplied(commitIndex).thenRun(() ->
+        // Starting may wait for a director run still ending, so it happens on the exporter scheduler, not here.
+        stateMachine.awaitApplied(commitIndex).thenRunAsync(() ->
         {
             final DivisionInfo info = division.getInfo();
             if (!closed && !stopping && transfer.get() == null && info.isLeader() && info.getCurrentTerm() == term)
@@ -304,7 +308,7 @@ public final class Partition implements PartitionListener, AutoCloseable
                 director.start(term);
                 backfills.onBecomeLeader();
             }
-        });
+        }, exporterScheduler);
     }
 
     /** Starts the exporters of a ready leader whose leader-ready notification was missed. */
@@ -375,7 +379,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         steppingDownRefusalSinceNanos = 0;
         if (newLeaderId == null || !newLeaderId.equals(selfId))
         {
-            director.stop();
+            // On a Ratis thread: neither waits for an export in flight.
+            director.stopUnlessLeading();
             backfills.onLeadershipLost();
         }
     }

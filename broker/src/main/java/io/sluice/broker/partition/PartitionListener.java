@@ -3,7 +3,11 @@ package io.sluice.broker.partition;
 import io.sluice.protocol.codecs.ExportingState;
 import org.apache.ratis.protocol.RaftPeerId;
 
-/** Events of a partition's state machine, called on Ratis threads: must not block. */
+/**
+ * Events of a partition's state machine, called on Ratis threads (the apply thread, or one handling a Raft RPC):
+ * they must not block. {@link Partition} hops whatever may wait (starting or stopping the exporters) onto the
+ * exporter scheduler and only flags or wakes from here.
+ */
 public interface PartitionListener
 {
     /** The local replica became leader and committed the first entry of its term. */
