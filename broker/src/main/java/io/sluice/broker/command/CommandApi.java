@@ -1,6 +1,7 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
+import io.sluice.broker.partition.AppendEntries;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.AppendBatcher;
 import io.sluice.broker.partition.Partition;
@@ -234,9 +235,7 @@ public final class CommandApi implements RequestHandler
                     RequestLimits.MAX_PAYLOAD_BYTES) + " bytes");
                 return;
             }
-            elementsLength += AppendEntryEncoder.RecordsEncoder.sbeBlockLength() +
-                AppendEntryEncoder.RecordsEncoder.keyHeaderLength() + (long)keyLength +
-                AppendEntryEncoder.RecordsEncoder.payloadHeaderLength() + payloadLength;
+            elementsLength += AppendEntries.recordLength(keyLength, payloadLength);
         }
         if (request.limit() > d.view.capacity() || elementsLength > d.view.capacity())
         {
@@ -253,36 +252,30 @@ public final class CommandApi implements RequestHandler
             return;
         }
 
-        // Second pass: copy the records as AppendEntry group elements (timestamp, key, payload).
-        final byte[] elements = new byte[(int)elementsLength];
-        final UnsafeBuffer out = new UnsafeBuffer(elements);
-        int cursor = 0;
+        // Second pass: encode the records, copied once, as a whole AppendEntry (a batch).
+        final byte[] batch = new byte[AppendEntries.BATCH_ELEMENTS_OFFSET + (int)elementsLength];
+        final AppendEntryEncoder entry = AppendEntries.startBatch(new UnsafeBuffer(batch));
+        final AppendEntryEncoder.RecordsEncoder encoded = entry.recordsCount(count);
         int index = 0;
         for (final AppendRequestDecoder.RecordsDecoder record : request.sbeRewind().records())
         {
-            out.putLong(cursor, record.timestamp(), ByteOrder.LITTLE_ENDIAN);
-            cursor += Long.BYTES;
-            final int keyLength = record.keyLength();
-            out.putInt(cursor, keyLength, ByteOrder.LITTLE_ENDIAN);
-            cursor += Integer.BYTES;
-            record.getKey(out, cursor, keyLength);
-            cursor += keyLength;
-            final int payloadLength = record.payloadLength();
-            out.putInt(cursor, payloadLength, ByteOrder.LITTLE_ENDIAN);
-            cursor += Integer.BYTES;
-            record.getPayload(out, cursor, payloadLength);
-            final String problem = JsonPayloads.problem(elements, cursor, payloadLength);
+            encoded.next().timestamp(record.timestamp());
+            record.wrapKey(d.keyView);
+            encoded.putKey(d.keyView, 0, d.keyView.capacity());
+            record.wrapPayload(d.payloadView);
+            final int payloadLength = d.payloadView.capacity();
+            encoded.putPayload(d.payloadView, 0, payloadLength);
+            final String problem = JsonPayloads.problem(batch, entry.limit() - payloadLength, payloadLength);
             if (problem != null)
             {
                 invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": record " +
                     index + ": " + problem + "; nothing was appended");
                 return;
             }
-            cursor += payloadLength;
             index++;
         }
 
-        partition.append(elements, count, id).whenComplete((positions, error) ->
+        partition.append(batch, count, id).whenComplete((positions, error) ->
         {
             if (error != null)
             {

@@ -1,15 +1,10 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.IdempotencyScope;
-import io.sluice.broker.log.codecs.IdempotentAppendEntryEncoder;
-import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.AppendLimits;
-import org.agrona.concurrent.UnsafeBuffer;
 
-import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,8 +17,8 @@ import java.util.function.Function;
  * are in flight, new batches queue up and go out together in the next entry. Each batch keeps its records
  * contiguous, so its positions are the entry's first position plus the records queued before it.
  * <p>
- * A batch arrives as encoded {@code AppendEntry.records} group elements (the group's layout: int64 timestamp,
- * uint32 key length + key, uint32 payload length + payload), so merging is a copy.
+ * A batch arrives encoded as a whole {@code AppendEntry} ({@link AppendEntries}): alone it is proposed as it is,
+ * merged with others its record elements are copied.
  * <p>
  * When any batch of an entry carries an {@link AppendId}, the entry is an {@code IdempotentAppendEntry}: it lists
  * every batch (id or none) with its record count and the leader's clock, and the state machine answers per batch
@@ -34,13 +29,6 @@ public final class AppendBatcher
     static final int MAX_IN_FLIGHT = 4;
     static final int MAX_ENTRY_BYTES = AppendLimits.MAX_MERGED_ENTRY_BYTES;
     static final int MAX_ENTRY_RECORDS = 65_535;
-    private static final int GROUP_HEADER_LENGTH = AppendEntryEncoder.RecordsEncoder.sbeHeaderSize();
-    private static final int HEADER_LENGTH = MessageHeaderEncoder.ENCODED_LENGTH + AppendEntryEncoder.BLOCK_LENGTH +
-        GROUP_HEADER_LENGTH;
-
-    private static final int BATCH_LENGTH = IdempotentAppendEntryEncoder.BatchesEncoder.sbeBlockLength();
-    private static final int IDEMPOTENT_HEADER_LENGTH = MessageHeaderEncoder.ENCODED_LENGTH +
-        IdempotentAppendEntryEncoder.BLOCK_LENGTH + 2 * GROUP_HEADER_LENGTH;
 
     private final int partitionId;
     private final Function<byte[], CompletableFuture<long[]>> submitter;
@@ -71,9 +59,9 @@ public final class AppendBatcher
     }
 
     /** Queues {@code count} records; completes with {firstPosition, count} once committed. */
-    CompletableFuture<long[]> append(final byte[] elements, final int count)
+    CompletableFuture<long[]> append(final byte[] batch, final int count)
     {
-        return append(elements, count, null);
+        return append(batch, count, null);
     }
 
     /**
@@ -81,9 +69,9 @@ public final class AppendBatcher
      * once committed, the remembered ones for an id already applied, or fails with CONFLICT when the id came with
      * another request digest.
      */
-    CompletableFuture<long[]> append(final byte[] elements, final int count, final AppendId id)
+    CompletableFuture<long[]> append(final byte[] batch, final int count, final AppendId id)
     {
-        final Pending pending = new Pending(elements, count, id, new CompletableFuture<>());
+        final Pending pending = new Pending(batch, count, id, new CompletableFuture<>());
         synchronized (this)
         {
             queue.add(pending);
@@ -97,7 +85,7 @@ public final class AppendBatcher
         while (true)
         {
             final List<Pending> batch = new ArrayList<>();
-            int bytes = IDEMPOTENT_HEADER_LENGTH;
+            int bytes = AppendEntries.IDEMPOTENT_HEADER_LENGTH;
             int records = 0;
             synchronized (this)
             {
@@ -108,14 +96,15 @@ public final class AppendBatcher
                 while (!queue.isEmpty())
                 {
                     final Pending next = queue.peek();
-                    if (!batch.isEmpty() && (bytes + BATCH_LENGTH + next.elements.length > MAX_ENTRY_BYTES ||
+                    final int nextBytes = AppendEntries.IDEMPOTENT_BATCH_LENGTH + AppendEntries.elementsLength(next.batch);
+                    if (!batch.isEmpty() && (bytes + nextBytes > MAX_ENTRY_BYTES ||
                         records + next.count > MAX_ENTRY_RECORDS || batch.size() == MAX_ENTRY_RECORDS))
                     {
                         break;
                     }
                     queue.poll();
                     batch.add(next);
-                    bytes += BATCH_LENGTH + next.elements.length;
+                    bytes += nextBytes;
                     records += next.count;
                 }
                 inFlight++;
@@ -192,68 +181,34 @@ public final class AppendBatcher
 
     private byte[] idempotentEntry(final List<Pending> batch, final int records)
     {
-        int length = IDEMPOTENT_HEADER_LENGTH;
-        for (final Pending pending : batch)
+        final AppendEntries.BatchHeader[] headers = new AppendEntries.BatchHeader[batch.size()];
+        for (int i = 0; i < headers.length; i++)
         {
-            length += BATCH_LENGTH + pending.elements.length;
-        }
-        final byte[] entry = new byte[length];
-        final UnsafeBuffer buffer = new UnsafeBuffer(entry);
-        final IdempotentAppendEntryEncoder encoder = new IdempotentAppendEntryEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .timestampMs(clockMs.getAsLong());
-        final IdempotentAppendEntryEncoder.BatchesEncoder batches = encoder.batchesCount(batch.size());
-        for (final Pending pending : batch)
-        {
+            final Pending pending = batch.get(i);
             final AppendId id = pending.id;
-            batches.next()
-                .recordCount(pending.count)
-                .scope(id == null ? IdempotencyScope.NONE : id.scope())
-                .idHigh(id == null ? 0 : id.high())
-                .idLow(id == null ? 0 : id.low())
-                .bodyDigest(id == null ? 0 : id.bodyDigest())
-                .windowMs(id == null ? 0 : id.windowMs());
+            headers[i] = id == null ?
+                new AppendEntries.BatchHeader(pending.count, IdempotencyScope.NONE, 0, 0, 0, 0) :
+                new AppendEntries.BatchHeader(pending.count, id.scope(), id.high(), id.low(), id.bodyDigest(), id.windowMs());
         }
-        // The records group: its header, then the elements copied as they came.
-        final int groupOffset = encoder.limit();
-        buffer.putShort(groupOffset, (short)IdempotentAppendEntryEncoder.RecordsEncoder.sbeBlockLength(), ByteOrder.LITTLE_ENDIAN);
-        buffer.putShort(groupOffset + 2, (short)records, ByteOrder.LITTLE_ENDIAN);
-        int offset = groupOffset + GROUP_HEADER_LENGTH;
-        for (final Pending pending : batch)
-        {
-            buffer.putBytes(offset, pending.elements);
-            offset += pending.elements.length;
-        }
-        return entry;
+        return AppendEntries.idempotentEntry(clockMs.getAsLong(), headers, batches(batch), records);
     }
 
     private static byte[] plainEntry(final List<Pending> batch, final int records)
     {
-        int bytes = HEADER_LENGTH;
-        for (final Pending pending : batch)
-        {
-            bytes += pending.elements.length;
-        }
-        final byte[] entry = new byte[bytes];
-        final UnsafeBuffer buffer = new UnsafeBuffer(entry);
-        new MessageHeaderEncoder().wrap(buffer, 0)
-            .blockLength(AppendEntryEncoder.BLOCK_LENGTH)
-            .templateId(AppendEntryEncoder.TEMPLATE_ID)
-            .schemaId(AppendEntryEncoder.SCHEMA_ID)
-            .version(AppendEntryEncoder.SCHEMA_VERSION);
-        final int groupOffset = MessageHeaderEncoder.ENCODED_LENGTH + AppendEntryEncoder.BLOCK_LENGTH;
-        buffer.putShort(groupOffset, (short)AppendEntryEncoder.RecordsEncoder.sbeBlockLength(), ByteOrder.LITTLE_ENDIAN);
-        buffer.putShort(groupOffset + 2, (short)records, ByteOrder.LITTLE_ENDIAN);
-        int offset = HEADER_LENGTH;
-        for (final Pending pending : batch)
-        {
-            buffer.putBytes(offset, pending.elements);
-            offset += pending.elements.length;
-        }
-        return entry;
+        return AppendEntries.plainEntry(batches(batch), records);
     }
 
-    private record Pending(byte[] elements, int count, AppendId id, CompletableFuture<long[]> future)
+    private static byte[][] batches(final List<Pending> batch)
+    {
+        final byte[][] batches = new byte[batch.size()][];
+        for (int i = 0; i < batches.length; i++)
+        {
+            batches[i] = batch.get(i).batch;
+        }
+        return batches;
+    }
+
+    private record Pending(byte[] batch, int count, AppendId id, CompletableFuture<long[]> future)
     {
     }
 }

@@ -404,25 +404,25 @@ public final class Partition implements PartitionListener, AutoCloseable
      * with {firstPosition, count} once committed by a quorum and applied here. Fails with
      * {@link PartitionException} (NOT_LEADER with the known leader, UNAVAILABLE).
      *
-     * @param elements the records encoded as {@code AppendEntry.records} group elements.
+     * @param batch the records encoded as a whole {@code AppendEntry} ({@link AppendEntries}).
      */
-    public CompletableFuture<long[]> append(final byte[] elements, final int count)
+    public CompletableFuture<long[]> append(final byte[] batch, final int count)
     {
-        return append(elements, count, null);
+        return append(batch, count, null);
     }
 
     /**
      * Appends records under an idempotency id (null for none): an id the partition remembers appends nothing again
      * and completes with the positions it was first given; with another request digest it fails with CONFLICT.
      */
-    public CompletableFuture<long[]> append(final byte[] elements, final int count, final AppendBatcher.AppendId id)
+    public CompletableFuture<long[]> append(final byte[] batch, final int count, final AppendBatcher.AppendId id)
     {
         // During a leadership transfer Ratis refuses writes: wait for it (tens of milliseconds), then answer with the
         // new leader, so the sender goes straight there instead of backing off and searching.
         final CompletableFuture<Integer> pendingTransfer = transfer.get();
         if (pendingTransfer != null)
         {
-            return pendingTransfer.handle((leader, error) -> null).thenCompose((ignored) -> append(elements, count, id));
+            return pendingTransfer.handle((leader, error) -> null).thenCompose((ignored) -> append(batch, count, id));
         }
         final RaftServer.Division division = division();
         if (division != null && !division.getInfo().isLeader())
@@ -433,9 +433,9 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             // A new leader refuses writes until its first entry commits: wait for that briefly rather than refuse.
             return whenLeaderReady(division, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_READY_WAIT_MS))
-                .thenCompose((ignored) -> batcher.append(elements, count, id));
+                .thenCompose((ignored) -> batcher.append(batch, count, id));
         }
-        return batcher.append(elements, count, id);
+        return batcher.append(batch, count, id);
     }
 
     /** Completes once this replica is a ready leader, is no longer leader, or the deadline passed. */
@@ -582,7 +582,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         if (holdingWrites)
         {
             localWritesInFlight.decrementAndGet();
-            return CompletableFuture.failedFuture(unavailable("a leadership transfer is running"));
+            return CompletableFuture.failedFuture(unavailable(stopping ?
+                "broker " + brokerId + " is stopping and hands its leaderships over" : "a leadership transfer is running"));
         }
         try
         {

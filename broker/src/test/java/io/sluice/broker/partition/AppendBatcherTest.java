@@ -1,12 +1,12 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
+import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,12 +33,12 @@ class AppendBatcherTest
         final List<CompletableFuture<long[]>> first = new ArrayList<>();
         for (int i = 0; i < AppendBatcher.MAX_IN_FLIGHT; i++)
         {
-            first.add(batcher.append(elements("a" + i), 1));
+            first.add(batcher.append(batch("a" + i), 1));
         }
         assertThat(entries).hasSize(AppendBatcher.MAX_IN_FLIGHT);
 
-        final CompletableFuture<long[]> x = batcher.append(elements("x1", "x2"), 2);
-        final CompletableFuture<long[]> y = batcher.append(elements("y1"), 1);
+        final CompletableFuture<long[]> x = batcher.append(batch("x1", "x2"), 2);
+        final CompletableFuture<long[]> y = batcher.append(batch("y1"), 1);
         assertThat(entries).as("queued while the window is full").hasSize(AppendBatcher.MAX_IN_FLIGHT);
 
         replies.get(0).complete(new long[] {1, 1});
@@ -55,31 +55,25 @@ class AppendBatcherTest
     @Timeout(10)
     void aFailedEntryFailsEveryBatchInIt()
     {
-        final CompletableFuture<long[]> a = batcher.append(elements("a"), 1);
+        final CompletableFuture<long[]> a = batcher.append(batch("a"), 1);
         replies.get(0).completeExceptionally(new IllegalStateException("not leader"));
         assertThat(a).isCompletedExceptionally();
     }
 
-    private static byte[] elements(final String... keys)
+    /** A batch as the command API encodes one: a whole AppendEntry with these keys and {@code {}} payloads. */
+    private static byte[] batch(final String... keys)
     {
-        int length = 0;
+        long length = AppendEntries.BATCH_ELEMENTS_OFFSET;
         for (final String key : keys)
         {
-            length += 8 + 4 + key.length() + 4 + 2;
+            length += AppendEntries.recordLength(key.length(), 2);
         }
-        final byte[] bytes = new byte[length];
-        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
-        int cursor = 0;
+        final byte[] bytes = new byte[(int)length];
+        final AppendEntryEncoder.RecordsEncoder records = AppendEntries.startBatch(new UnsafeBuffer(bytes))
+            .recordsCount(keys.length);
         for (final String key : keys)
         {
-            buffer.putLong(cursor, 7, ByteOrder.LITTLE_ENDIAN);
-            cursor += 8;
-            buffer.putInt(cursor, key.length(), ByteOrder.LITTLE_ENDIAN);
-            cursor += 4;
-            cursor += buffer.putStringWithoutLengthAscii(cursor, key);
-            buffer.putInt(cursor, 2, ByteOrder.LITTLE_ENDIAN);
-            cursor += 4;
-            cursor += buffer.putStringWithoutLengthAscii(cursor, "{}");
+            records.next().timestamp(7).key(key).putPayload("{}".getBytes(StandardCharsets.UTF_8), 0, 2);
         }
         return bytes;
     }
