@@ -1,20 +1,13 @@
 package io.sluice.broker.partition;
 
-import io.sluice.protocol.codecs.ExportingState;
 import org.apache.ratis.protocol.RaftPeerId;
 
 /** Events of a partition's state machine, called on Ratis threads: must not block. */
-public interface PartitionListener
+public interface PartitionListener extends PartitionState.Listener
 {
     /** The local replica became leader and committed the first entry of its term. */
     void onLeaderReady(int partitionId);
 
     /** The leader changed; {@code newLeaderId} null when unknown. */
     void onLeaderChanged(int partitionId, RaftPeerId newLeaderId);
-
-    /** Records up to {@code lastPosition} were applied. */
-    void onRecordsApplied(int partitionId, long lastPosition);
-
-    /** A new exporting state was applied. */
-    void onExportingStateApplied(int partitionId, ExportingState state);
 }
