@@ -10,8 +10,8 @@
  *   {@link io.sluice.broker.backfill.BackfillCodec#encode(io.sluice.broker.backfill.BackfillEntry)} in it, submits
  *   it in-process on the leader ({@code submitLocal}) and completes with {@code awaitApplied(reply index)}; it fails
  *   when the reply is not a success (not leader).</li>
- *   <li><b>Apply.</b> In {@code PartitionStateMachine.apply}, the new template calls
- *   {@code backfills.apply(payload)}. {@code PartitionBackfills.PartitionState} is the state machine itself:
+ *   <li><b>Apply.</b> In {@code PartitionState.apply}, the new template calls
+ *   {@code backfills.apply(payload)}. {@code PartitionBackfills.PartitionState} is the partition's state itself:
  *   {@code exporterIds()}, {@code exporterPosition(id)}, {@code lastPosition()} = the record log's last position,
  *   and {@code advanceExporterPosition(id, p)} = {@code exporterPositions.merge(id, p, Math::max)} (under the
  *   export gate, like a state change). The registration and the position move happen in that one apply: atomic
@@ -20,8 +20,8 @@
  *   {@code BackfillCodecException} on bad bytes: log and skip the entry (nothing changed).</li>
  *   <li><b>Snapshot.</b> Write {@code backfills.writeSnapshot(..)} into the snapshot (a new var-data field of
  *   {@code PartitionSnapshot}, or a second file in the snapshot's file list) and {@code readSnapshot(..)} in
- *   {@code load()}; an absent field means no backfills.</li>
- *   <li><b>Compaction.</b> {@code PartitionStateMachine.compactionFloor()} must return
+ *   {@code PartitionState.restore(..)}; an absent field means no backfills.</li>
+ *   <li><b>Compaction.</b> {@code PartitionState.compactionFloor()} must return
  *   {@code min(exporters' floor, backfills.compactionFloor())}: after a reset the exporter's position jumps to the
  *   end, and only the backfill floor keeps the skipped range on disk until its tasks are done.</li>
  *   <li><b>Leadership.</b> Where the exporter director starts ({@code onLeaderReady}, after {@code awaitApplied} of
