@@ -1,6 +1,5 @@
 package io.sluice.broker.partition;
 
-import io.sluice.protocol.codecs.ExportingState;
 import org.apache.ratis.protocol.RaftPeerId;
 
 /**
@@ -8,17 +7,11 @@ import org.apache.ratis.protocol.RaftPeerId;
  * they must not block. {@link Partition} hops whatever may wait (starting or stopping the exporters) onto the
  * exporter scheduler and only flags or wakes from here.
  */
-public interface PartitionListener
+public interface PartitionListener extends PartitionState.Listener
 {
     /** The local replica became leader and committed the first entry of its term. */
     void onLeaderReady(int partitionId);
 
     /** The leader changed; {@code newLeaderId} null when unknown. */
     void onLeaderChanged(int partitionId, RaftPeerId newLeaderId);
-
-    /** Records up to {@code lastPosition} were applied. */
-    void onRecordsApplied(int partitionId, long lastPosition);
-
-    /** A new exporting state was applied. */
-    void onExportingStateApplied(int partitionId, ExportingState state);
 }

@@ -1,0 +1,624 @@
+package io.sluice.broker.partition;
+
+import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillCodecException;
+import io.sluice.broker.backfill.PartitionBackfills;
+import io.sluice.broker.log.RecordLog;
+import io.sluice.broker.log.codecs.AppendEntryDecoder;
+import io.sluice.broker.log.codecs.AppendOutcome;
+import io.sluice.broker.log.codecs.BackfillEntryDecoder;
+import io.sluice.broker.log.codecs.ExporterPositionsEntryDecoder;
+import io.sluice.broker.log.codecs.ExportingStateCode;
+import io.sluice.broker.log.codecs.ExportingStateEntryDecoder;
+import io.sluice.broker.log.codecs.IdempotentAppendEntryDecoder;
+import io.sluice.broker.log.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The replicated state of one partition, without Raft: the record log, the exporting state and its version,
+ * the exporters' acknowledged positions, the backfills and the remembered append ids. Every replica applies
+ * the same committed entries in the same order through {@link #apply}, one dispatch on the entry's template
+ * id, so every replica holds the same state. {@link PartitionStateMachine} adapts it to Ratis.
+ * <p>
+ * Entries are applied again after a restart (those after the last snapshot): an append entry whose Raft index
+ * is not above the record log's last one is already in the log and is not written again, but its positions are
+ * counted on from the snapshot's last position ({@code appliedPosition}) so the append ids it carried are
+ * remembered with the positions they were first given; the other entries are idempotent.
+ * <p>
+ * Thread-safety: {@link #apply}, {@link #restore} and the snapshot calls on one thread (Ratis's apply thread);
+ * getters are safe from any thread. {@link #exportGate()} is held while an exporting state change is applied,
+ * so an exporter that exports under the gate never exports after a pause has been applied.
+ */
+public final class PartitionState implements PartitionBackfills.PartitionState
+{
+    /** What the state tells its partition while applying; called on the apply thread: must not block. */
+    public interface Listener
+    {
+        /** Records up to {@code lastPosition} were applied. */
+        void onRecordsApplied(int partitionId, long lastPosition);
+
+        /** A new exporting state was applied. */
+        void onExportingStateApplied(int partitionId, ExportingState state);
+    }
+
+    /** The reply of an entry that answers nothing. */
+    static final byte[] NO_REPLY = new byte[0];
+
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionState.class);
+
+    private final int brokerId;
+    private final int partitionId;
+    private final Set<String> exporterIds;
+    private final long segmentSizeBytes;
+    private final Listener listener;
+    private final ReentrantLock exportGate = new ReentrantLock();
+    private final Map<String, Long> exporterPositions = new ConcurrentHashMap<>();
+    private final Set<VersionWaiter> versionWaiters = ConcurrentHashMap.newKeySet();
+
+    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+    private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
+    private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
+    private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
+    private final BackfillEntryDecoder backfillDecoder = new BackfillEntryDecoder();
+    private final IdempotentAppendEntryDecoder idempotentDecoder = new IdempotentAppendEntryDecoder();
+    private final AppendIdempotency idempotency;
+    private long[] batchOutcomes = new long[3 * 16];
+    private int[] batchRecordCounts = new int[16];
+    private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
+    private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
+
+    private volatile RecordLog log;
+    /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
+    private long appliedPosition;
+    private volatile ExportingState exportingState = ExportingState.EXPORTING;
+    private volatile long exportingStateVersion;
+    private PartitionBackfills backfills;
+
+    public PartitionState(
+        final int brokerId,
+        final int partitionId,
+        final Set<String> exporterIds,
+        final long segmentSizeBytes,
+        final Listener listener)
+    {
+        this(brokerId, partitionId, exporterIds, segmentSizeBytes, listener, new AppendIdempotency());
+    }
+
+    PartitionState(
+        final int brokerId,
+        final int partitionId,
+        final Set<String> exporterIds,
+        final long segmentSizeBytes,
+        final Listener listener,
+        final AppendIdempotency idempotency)
+    {
+        this.brokerId = brokerId;
+        this.partitionId = partitionId;
+        this.exporterIds = Set.copyOf(exporterIds);
+        this.segmentSizeBytes = segmentSizeBytes;
+        this.listener = listener;
+        this.idempotency = idempotency;
+    }
+
+    /** Wires the partition's backfills in; before the first {@link #restore} (it reads their snapshot). */
+    public void backfills(final PartitionBackfills backfills)
+    {
+        this.backfills = backfills;
+    }
+
+    // ------------------------------------------------------------------------------------------- lifecycle
+
+    /**
+     * Replaces the whole state with a snapshot's (null: the empty state) and opens the record log in
+     * {@code directory}'s {@value RecordLog#DIRECTORY} folder, whose records up to the snapshot's last position
+     * must be there. The log held before must be closed ({@link #closeLog}).
+     */
+    public void restore(final Path directory, final PartitionSnapshot snapshot) throws IOException
+    {
+        exporterPositions.clear();
+        exportingState = ExportingState.EXPORTING;
+        exportingStateVersion = 0;
+        idempotency.clear();
+        long lastPosition = 0;
+        long lastRecordRaftIndex = 0;
+        byte[] backfillState = null;
+        if (snapshot != null)
+        {
+            lastPosition = snapshot.lastPosition();
+            lastRecordRaftIndex = snapshot.lastRecordRaftIndex();
+            exportingState = snapshot.exportingState();
+            exportingStateVersion = snapshot.exportingStateVersion();
+            exporterPositions.putAll(snapshot.exporterPositions());
+            if (snapshot.backfills().length > 0)
+            {
+                backfillState = snapshot.backfills();
+            }
+            if (snapshot.idempotency().length > 0)
+            {
+                final byte[] ids = snapshot.idempotency();
+                idempotency.read(new UnsafeBuffer(ids), 0, ids.length);
+            }
+        }
+        if (backfills != null)
+        {
+            if (backfillState == null)
+            {
+                // No backfills in the snapshot (or none at all): an installed snapshot replaces any held here.
+                final UnsafeBuffer none = new UnsafeBuffer(new byte[64]);
+                final int length = BackfillCodec.encodeSnapshot(List.of(), none, 0);
+                backfills.readSnapshot(none, 0, length);
+            }
+            else
+            {
+                backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
+            }
+        }
+        log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex);
+        appliedPosition = lastPosition;
+        completeVersionWaiters();
+    }
+
+    /**
+     * Prepares the record log for a snapshot: writes it through to disk, seals the active segment (a snapshot
+     * lists only sealed ones) and deletes the segments below {@code floorPosition}; returns how many went.
+     */
+    public int sealAndCompactLog(final long floorPosition) throws IOException
+    {
+        final RecordLog log = this.log;
+        log.flush();
+        log.roll();
+        return log.compact(floorPosition);
+    }
+
+    /** The state as a snapshot holds it; with {@link #restore} it gives back an equal state. */
+    public PartitionSnapshot snapshot()
+    {
+        final RecordLog log = this.log;
+        final byte[] backfillState;
+        if (backfills != null)
+        {
+            final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
+            final int length = backfills.writeSnapshot(buffer, 0);
+            backfillState = Arrays.copyOf(buffer.byteArray(), length);
+        }
+        else
+        {
+            backfillState = new byte[0];
+        }
+        final byte[] ids = new byte[idempotency.snapshotLength()];
+        final int idsLength = idempotency.write(new UnsafeBuffer(ids), 0);
+        return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), exportingState, exportingStateVersion,
+            new TreeMap<>(exporterPositions), backfillState, Arrays.copyOf(ids, idsLength));
+    }
+
+    public void closeLog()
+    {
+        final RecordLog log = this.log;
+        if (log != null)
+        {
+            try
+            {
+                log.close();
+            }
+            catch (final IOException e)
+            {
+                LOG.warn("partition {} on broker {}: failed to close the record log", partitionId, brokerId, e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- apply
+
+    /**
+     * Applies one committed entry, the one at Raft index {@code index}, of which {@code buffer} holds exactly the
+     * bytes. Returns the reply for the proposer: an encoded {@code AppendResult} or {@code AppendBatchesResult}
+     * ({@link AppendReplies}) for appends, {@link #NO_REPLY} for the rest.
+     *
+     * @throws IOException when the entry is not one of this schema, or the record log cannot be written.
+     */
+    public byte[] apply(final long index, final DirectBuffer buffer) throws IOException
+    {
+        headerDecoder.wrap(buffer, 0);
+        if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            throw new IOException("entry " + index + " has schema " + headerDecoder.schemaId());
+        }
+        final int offset = headerDecoder.encodedLength();
+        final int blockLength = headerDecoder.blockLength();
+        final int version = headerDecoder.version();
+        switch (headerDecoder.templateId())
+        {
+            case AppendEntryDecoder.TEMPLATE_ID:
+                return onAppend(index, appendDecoder.wrap(buffer, offset, blockLength, version));
+            case ExportingStateEntryDecoder.TEMPLATE_ID:
+                onExportingState(stateDecoder.wrap(buffer, offset, blockLength, version));
+                return NO_REPLY;
+            case ExporterPositionsEntryDecoder.TEMPLATE_ID:
+                onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
+                return NO_REPLY;
+            case BackfillEntryDecoder.TEMPLATE_ID:
+                onBackfill(index, backfillDecoder.wrap(buffer, offset, blockLength, version));
+                return NO_REPLY;
+            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
+                return onIdempotentAppend(index, idempotentDecoder.wrap(buffer, offset, blockLength, version));
+            default:
+                throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
+        }
+    }
+
+    private byte[] onAppend(final long index, final AppendEntryDecoder decoder) throws IOException
+    {
+        final RecordLog log = this.log;
+        final AppendEntryDecoder.RecordsDecoder records = decoder.records();
+        final int count = records.count();
+        final long firstPosition = appliedPosition + 1;
+        appliedPosition += count;
+        if (index <= log.lastRaftIndex())
+        {
+            // Applied again after a restart: the records are already in the log.
+            return NO_REPLY;
+        }
+        checkAppliedPosition(log, firstPosition);
+        for (final AppendEntryDecoder.RecordsDecoder record : records)
+        {
+            final long timestamp = record.timestamp();
+            final int keyLength = record.keyLength();
+            record.wrapKey(keyView);
+            record.wrapPayload(payloadView);
+            log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
+        }
+        log.flushWrites();
+        listener.onRecordsApplied(partitionId, log.lastPosition());
+        return AppendReplies.appendResult(firstPosition, count);
+    }
+
+    /**
+     * Applies client batches of which some carry an id: a batch whose id is remembered (and not expired on the
+     * replicated clock) appends nothing and answers the remembered positions, or CONFLICT when its request digest
+     * differs; any other batch appends and, with an id, is remembered from now on.
+     */
+    private byte[] onIdempotentAppend(final long index, final IdempotentAppendEntryDecoder decoder) throws IOException
+    {
+        final RecordLog log = this.log;
+        final boolean inLog = index <= log.lastRaftIndex();
+        idempotency.advanceClock(decoder.timestampMs());
+        final long nowMs = idempotency.clockMs();
+        final IdempotentAppendEntryDecoder.BatchesDecoder batches = decoder.batches();
+        final int batchCount = batches.count();
+        if (batchRecordCounts.length < batchCount)
+        {
+            batchRecordCounts = new int[batchCount];
+            batchOutcomes = new long[3 * batchCount];
+        }
+        final long firstPosition = appliedPosition + 1;
+        int b = 0;
+        for (final IdempotentAppendEntryDecoder.BatchesDecoder batch : batches)
+        {
+            final int recordCount = batch.recordCount();
+            final IdempotencyTable table = idempotency.table(batch.scope());
+            long outcome = AppendOutcome.APPENDED.value();
+            long first = appliedPosition + 1;
+            long count = recordCount;
+            if (table != null)
+            {
+                final int slot = table.find(batch.idHigh(), batch.idLow(), nowMs);
+                if (slot >= 0)
+                {
+                    outcome = table.digest(slot) == batch.bodyDigest() ?
+                        AppendOutcome.DUPLICATE.value() : AppendOutcome.CONFLICT.value();
+                    first = outcome == AppendOutcome.DUPLICATE.value() ? table.firstPosition(slot) : -1;
+                    count = outcome == AppendOutcome.DUPLICATE.value() ? table.count(slot) : 0;
+                }
+                else
+                {
+                    table.put(batch.idHigh(), batch.idLow(), batch.bodyDigest(), first, recordCount,
+                        nowMs + Math.max(0, batch.windowMs()));
+                }
+            }
+            if (outcome == AppendOutcome.APPENDED.value())
+            {
+                appliedPosition += recordCount;
+            }
+            batchRecordCounts[b] = recordCount;
+            batchOutcomes[3 * b] = first;
+            batchOutcomes[3 * b + 1] = count;
+            batchOutcomes[3 * b + 2] = outcome;
+            b++;
+        }
+        // Applied again after a restart with its records in the log already: positions were counted above, the
+        // ids remembered with them, and nothing is written again.
+        if (!inLog)
+        {
+            checkAppliedPosition(log, firstPosition);
+            final IdempotentAppendEntryDecoder.RecordsDecoder records = decoder.records();
+            int batchIndex = 0;
+            int leftInBatch = batchCount == 0 ? 0 : batchRecordCounts[0];
+            boolean written = false;
+            for (final IdempotentAppendEntryDecoder.RecordsDecoder record : records)
+            {
+                while (leftInBatch == 0 && batchIndex < batchCount - 1)
+                {
+                    leftInBatch = batchRecordCounts[++batchIndex];
+                }
+                leftInBatch--;
+                final long timestamp = record.timestamp();
+                final int keyLength = record.keyLength();
+                record.wrapKey(keyView);
+                record.wrapPayload(payloadView);
+                if (batchOutcomes[3 * batchIndex + 2] == AppendOutcome.APPENDED.value())
+                {
+                    log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
+                    written = true;
+                }
+            }
+            if (written)
+            {
+                log.flushWrites();
+                listener.onRecordsApplied(partitionId, log.lastPosition());
+            }
+        }
+        return AppendReplies.appendBatchesResult(batchOutcomes, batchCount);
+    }
+
+    private void checkAppliedPosition(final RecordLog log, final long firstPosition)
+    {
+        if (log.lastPosition() + 1 != firstPosition)
+        {
+            // Cannot happen while replays count positions as first given; log it loudly rather than hide it.
+            LOG.error("partition {} on broker {}: applied positions expected {} next, the log has {} next",
+                partitionId, brokerId, firstPosition, log.lastPosition() + 1);
+        }
+    }
+
+    private void onExportingState(final ExportingStateEntryDecoder decoder)
+    {
+        final long version = decoder.version();
+        final ExportingState state = toExportingState(decoder.state());
+        if (version <= exportingStateVersion)
+        {
+            // Every replica of an operation submits the same version, so repeats are routine; an older version
+            // losing to a newer one is what an operator wants to see.
+            if (version == exportingStateVersion)
+            {
+                LOG.debug("partition {} on broker {}: exporting state {} version {} already held",
+                    partitionId, brokerId, state, version);
+            }
+            else
+            {
+                LOG.info("partition {} on broker {}: ignored exporting state {} version {}, holding {} version {}",
+                    partitionId, brokerId, state, version, exportingState, exportingStateVersion);
+            }
+            return;
+        }
+        exportGate.lock();
+        try
+        {
+            exportingState = state;
+            exportingStateVersion = version;
+        }
+        finally
+        {
+            exportGate.unlock();
+        }
+        LOG.info("partition {} on broker {}: exporting state is now {} (version {})",
+            partitionId, brokerId, state, version);
+        completeVersionWaiters();
+        listener.onExportingStateApplied(partitionId, state);
+    }
+
+    private void onExporterPositions(final ExporterPositionsEntryDecoder decoder)
+    {
+        // Soft pause (and pause) hold the acknowledged positions, also against acks submitted before it.
+        final boolean advance = exportingState == ExportingState.EXPORTING;
+        for (final ExporterPositionsEntryDecoder.ExportersDecoder exporter : decoder.exporters())
+        {
+            final long position = exporter.position();
+            final String id = exporter.exporterId();
+            if (advance)
+            {
+                exporterPositions.merge(id, position, Math::max);
+            }
+        }
+    }
+
+    private void onBackfill(final long index, final BackfillEntryDecoder decoder)
+    {
+        final int length = decoder.payloadLength();
+        final int offset = decoder.limit() + BackfillEntryDecoder.payloadHeaderLength();
+        if (backfills == null)
+        {
+            LOG.warn("partition {} on broker {}: backfill entry {} skipped, backfills are not wired", partitionId,
+                brokerId, index);
+            return;
+        }
+        try
+        {
+            backfills.apply(decoder.buffer(), offset, length);
+        }
+        catch (final BackfillCodecException e)
+        {
+            LOG.warn("partition {} on broker {}: backfill entry {} skipped, unreadable: {}", partitionId, brokerId,
+                index, e.getMessage());
+        }
+    }
+
+    // --------------------------------------------------------------------------------------------- waiters
+
+    /**
+     * Completes with true once this replica has applied an exporting state of at least {@code version},
+     * with false after {@code timeoutMs}.
+     */
+    public CompletableFuture<Boolean> awaitExportingStateVersion(final long version, final long timeoutMs)
+    {
+        if (exportingStateVersion >= version)
+        {
+            return CompletableFuture.completedFuture(true);
+        }
+        final VersionWaiter waiter = new VersionWaiter(version);
+        versionWaiters.add(waiter);
+        waiter.future.completeOnTimeout(false, timeoutMs, TimeUnit.MILLISECONDS)
+            .whenComplete((r, e) -> versionWaiters.remove(waiter));
+        if (exportingStateVersion >= version) // applied between the check and the registration
+        {
+            waiter.future.complete(true);
+        }
+        return waiter.future;
+    }
+
+    private void completeVersionWaiters()
+    {
+        final long applied = exportingStateVersion;
+        for (final VersionWaiter waiter : versionWaiters)
+        {
+            if (waiter.version <= applied)
+            {
+                waiter.future.complete(true);
+            }
+        }
+    }
+
+    private static final class VersionWaiter
+    {
+        final long version;
+        final CompletableFuture<Boolean> future = new CompletableFuture<>();
+
+        VersionWaiter(final long version)
+        {
+            this.version = version;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- state
+
+    public int partitionId()
+    {
+        return partitionId;
+    }
+
+    public RecordLog recordLog()
+    {
+        return log;
+    }
+
+    @Override
+    public long lastPosition()
+    {
+        final RecordLog log = this.log;
+        return log == null ? 0 : log.lastPosition();
+    }
+
+    public ExportingState exportingState()
+    {
+        return exportingState;
+    }
+
+    public long exportingStateVersion()
+    {
+        return exportingStateVersion;
+    }
+
+    public ReentrantLock exportGate()
+    {
+        return exportGate;
+    }
+
+    /** Replicated acknowledged position of an exporter, 0 when it acknowledged nothing yet. */
+    @Override
+    public long exporterPosition(final String exporterId)
+    {
+        return exporterPositions.getOrDefault(exporterId, 0L);
+    }
+
+    /**
+     * Moves an exporter's acknowledged position forward within a backfill registration's apply (a reset to
+     * latest), under the export gate like an exporting state change.
+     */
+    @Override
+    public void advanceExporterPosition(final String exporterId, final long position)
+    {
+        exportGate.lock();
+        try
+        {
+            exporterPositions.merge(exporterId, position, Math::max);
+        }
+        finally
+        {
+            exportGate.unlock();
+        }
+    }
+
+    /** Lowest acknowledged position over the configured exporters, -1 when none is configured. */
+    public long exportedPosition()
+    {
+        long min = Long.MAX_VALUE;
+        for (final String id : exporterIds)
+        {
+            min = Math.min(min, exporterPosition(id));
+        }
+        return min == Long.MAX_VALUE ? -1 : min;
+    }
+
+    /** Lowest position some exporter or an unfinished backfill task still needs. */
+    public long compactionFloor()
+    {
+        long floor = Long.MAX_VALUE;
+        for (final String id : exporterIds)
+        {
+            floor = Math.min(floor, exporterPositions.getOrDefault(id, 0L) + 1);
+        }
+        final PartitionBackfills backfills = this.backfills;
+        return backfills == null ? floor : Math.min(floor, backfills.compactionFloor());
+    }
+
+    @Override
+    public Set<String> exporterIds()
+    {
+        return exporterIds;
+    }
+
+    /** The remembered append ids; the apply thread only. */
+    AppendIdempotency idempotency()
+    {
+        return idempotency;
+    }
+
+    // --------------------------------------------------------------------------------------- state codes
+
+    public static ExportingStateCode toCode(final ExportingState state)
+    {
+        return switch (state)
+        {
+            case PAUSED -> ExportingStateCode.PAUSED;
+            case SOFT_PAUSED -> ExportingStateCode.SOFT_PAUSED;
+            default -> ExportingStateCode.EXPORTING;
+        };
+    }
+
+    static ExportingState toExportingState(final ExportingStateCode code)
+    {
+        return switch (code)
+        {
+            case PAUSED -> ExportingState.PAUSED;
+            case SOFT_PAUSED -> ExportingState.SOFT_PAUSED;
+            case EXPORTING -> ExportingState.EXPORTING;
+            default -> throw new IllegalStateException("unknown exporting state code " + code);
+        };
+    }
+}

@@ -1,0 +1,145 @@
+package io.sluice.broker.partition;
+
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotInfo;
+import org.apache.ratis.util.SizeInBytes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The snapshot file's content and its files in the state machine directory, without a Raft group. */
+class PartitionSnapshotTest
+{
+    /** Offset of the version in the SBE message header (blockLength, templateId, schemaId, version). */
+    private static final int HEADER_VERSION_OFFSET = 6;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aSnapshotWrittenToAFileReadsBackEqualAndLeavesNoPartialFile() throws IOException
+    {
+        final PartitionSnapshot snapshot = snapshot(Map.of("file", 7L, "kafka", 9L));
+        final Path file = dir.resolve("snapshot.1_10");
+
+        snapshot.writeTo(file);
+
+        assertThat(PartitionSnapshot.readFrom(file)).isEqualTo(snapshot);
+        try (Stream<Path> files = Files.list(dir))
+        {
+            assertThat(files).containsExactly(file);
+        }
+    }
+
+    @Test
+    void equalStatesEncodeToEqualBytesWhateverOrderTheirExportersCameIn()
+    {
+        final Map<String, Long> oneOrder = new LinkedHashMap<>();
+        oneOrder.put("a", 1L);
+        oneOrder.put("b", 2L);
+        oneOrder.put("c", 3L);
+        final Map<String, Long> otherOrder = new LinkedHashMap<>();
+        otherOrder.put("c", 3L);
+        otherOrder.put("a", 1L);
+        otherOrder.put("b", 2L);
+
+        assertThat(snapshot(oneOrder).encode()).isEqualTo(snapshot(otherOrder).encode());
+        assertThat(snapshot(oneOrder).encode()).isNotEqualTo(snapshot(Map.of("a", 1L, "b", 2L, "c", 4L)).encode());
+    }
+
+    @Test
+    void aSnapshotFromBeforeTheIdempotencyAndBackfillFieldsReadsThemAsEmpty() throws IOException
+    {
+        final byte[] bytes = snapshot(Map.of("file", 7L)).encode();
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+
+        buffer.putShort(HEADER_VERSION_OFFSET, (short)1, ByteOrder.LITTLE_ENDIAN);
+        final PartitionSnapshot version1 = PartitionSnapshot.decode(buffer, 0, bytes.length, "v1");
+        assertThat(version1.backfills()).containsExactly(1, 2, 3);
+        assertThat(version1.idempotency()).isEmpty();
+        assertThat(version1.exporterPositions()).containsExactly(Map.entry("file", 7L));
+
+        buffer.putShort(HEADER_VERSION_OFFSET, (short)0, ByteOrder.LITTLE_ENDIAN);
+        final PartitionSnapshot version0 = PartitionSnapshot.decode(buffer, 0, bytes.length, "v0");
+        assertThat(version0.backfills()).isEmpty();
+        assertThat(version0.idempotency()).isEmpty();
+        assertThat(version0.lastPosition()).isEqualTo(40);
+    }
+
+    @Test
+    void aFileThatIsNotAPartitionSnapshotIsRefusedByName() throws IOException
+    {
+        final Path empty = Files.write(dir.resolve("empty"), new byte[0]);
+        final Path other = Files.write(dir.resolve("other"), new byte[] {8, 0, 20, 0, 1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8});
+
+        assertThatThrownBy(() -> PartitionSnapshot.readFrom(empty))
+            .isInstanceOf(IOException.class).hasMessageContaining(empty.toString());
+        assertThatThrownBy(() -> PartitionSnapshot.readFrom(other))
+            .isInstanceOf(IOException.class).hasMessageContaining(other + " is not a partition snapshot");
+    }
+
+    @Test
+    void theStoreKeepsOnlyTheLatestSnapshotListsItsSegmentsAndFindsItAfterARestart() throws IOException
+    {
+        final Path segment = Files.write(dir.resolve("segment-1.log"), new byte[] {1});
+        try (RaftStorage storage = raftStorage())
+        {
+            final PartitionSnapshotStore store = new PartitionSnapshotStore();
+            store.init(storage);
+            assertThat(store.loadLatest()).isNull();
+
+            store.save(TermIndex.valueOf(1, 10), snapshot(Map.of("file", 1L)), List.of());
+            final PartitionSnapshot newer = snapshot(Map.of("file", 2L));
+            final SnapshotInfo info = store.save(TermIndex.valueOf(2, 20), newer, List.of(segment));
+
+            assertThat(store.latest()).isSameAs(info);
+            assertThat(info.getTermIndex()).isEqualTo(TermIndex.valueOf(2, 20));
+            assertThat(info.getFiles()).extracting((f) -> f.getPath().getFileName().toString())
+                .containsExactly("snapshot.2_20", "segment-1.log");
+            try (Stream<Path> files = Files.list(store.directory()))
+            {
+                assertThat(files.map((p) -> p.getFileName().toString()).filter((n) -> n.startsWith("snapshot.")))
+                    .containsExactlyInAnyOrder("snapshot.2_20", "snapshot.2_20.md5");
+            }
+
+            final PartitionSnapshotStore restarted = new PartitionSnapshotStore();
+            restarted.init(storage);
+            final PartitionSnapshotStore.Loaded loaded = restarted.loadLatest();
+            assertThat(loaded.termIndex()).isEqualTo(TermIndex.valueOf(2, 20));
+            assertThat(loaded.snapshot()).isEqualTo(newer);
+        }
+    }
+
+    private RaftStorage raftStorage() throws IOException
+    {
+        final RaftStorage storage = RaftStorage.newBuilder()
+            .setDirectory(dir.resolve("raft").toFile())
+            .setOption(RaftStorage.StartupOption.FORMAT)
+            .setLogCorruptionPolicy(RaftServerConfigKeys.Log.CorruptionPolicy.EXCEPTION)
+            .setStorageFreeSpaceMin(SizeInBytes.ONE_MB)
+            .build();
+        storage.initialize();
+        return storage;
+    }
+
+    private static PartitionSnapshot snapshot(final Map<String, Long> positions)
+    {
+        return new PartitionSnapshot(40, 12, ExportingState.SOFT_PAUSED, 5, positions, new byte[] {1, 2, 3},
+            new byte[] {4, 5, 6, 7});
+    }
+}

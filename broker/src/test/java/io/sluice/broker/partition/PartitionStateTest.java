@@ -1,0 +1,366 @@
+package io.sluice.broker.partition;
+
+import io.sluice.broker.backfill.BackfillEntry;
+import io.sluice.broker.backfill.ExportingSwitch;
+import io.sluice.broker.backfill.BackfillRunnerConfig;
+import io.sluice.broker.backfill.BackfillTask;
+import io.sluice.broker.backfill.PartitionBackfills;
+import io.sluice.broker.log.codecs.AppendOutcome;
+import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
+import io.sluice.broker.log.codecs.IdempotencyScope;
+import io.sluice.broker.partition.PartitionEntries.Batch;
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static io.sluice.broker.partition.PartitionEntries.append;
+import static io.sluice.broker.partition.PartitionEntries.exporterPositions;
+import static io.sluice.broker.partition.PartitionEntries.exportingState;
+import static io.sluice.broker.partition.PartitionEntries.idempotentAppend;
+import static io.sluice.broker.partition.PartitionEntries.records;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The partition's replicated state applied entry by entry, without Raft: a temporary directory holds its log. */
+class PartitionStateTest
+{
+    private static final int PARTITION = 3;
+    private static final long SEGMENT_BYTES = 1024 * 1024;
+    private static final long WINDOW_MS = 60_000;
+
+    @TempDir
+    Path dir;
+
+    private final List<String> events = new ArrayList<>();
+    private final PartitionState.Listener listener = new PartitionState.Listener()
+    {
+        @Override
+        public void onRecordsApplied(final int partitionId, final long lastPosition)
+        {
+            events.add("records " + partitionId + " " + lastPosition);
+        }
+
+        @Override
+        public void onExportingStateApplied(final int partitionId, final ExportingState state)
+        {
+            events.add("state " + partitionId + " " + state);
+        }
+    };
+    private final List<PartitionState> opened = new ArrayList<>();
+    private PartitionState state;
+
+    @BeforeEach
+    void open() throws IOException
+    {
+        state = new PartitionState(0, PARTITION, Set.of("file", "kafka"), SEGMENT_BYTES, listener,
+            new AppendIdempotency(1024, 1024));
+        opened.add(state);
+        state.restore(dir, null);
+    }
+
+    @AfterEach
+    void close()
+    {
+        opened.forEach(PartitionState::closeLog);
+    }
+
+    @Test
+    void anAppendEntryWritesItsRecordsAtTheNextPositionsAndAnswersTheFirstAndTheCount() throws IOException
+    {
+        final long[] first = AppendReplies.decode(state.apply(5, append("a=one", "b=two", "c=three")));
+        final long[] second = AppendReplies.decode(state.apply(6, append("d=four", "e=five")));
+
+        assertThat(first).containsExactly(1, 3);
+        assertThat(second).containsExactly(4, 2);
+        assertThat(state.lastPosition()).isEqualTo(5);
+        assertThat(state.recordLog().lastRaftIndex()).isEqualTo(6);
+        assertThat(records(state.recordLog()))
+            .containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four", "5:e=five");
+        assertThat(events).containsExactly("records 3 3", "records 3 5");
+    }
+
+    @Test
+    void anAppendEntryAppliedAgainAfterARestartIsNotWrittenTwice() throws IOException
+    {
+        state.apply(5, append("a=one", "b=two"));
+        state.apply(6, append("c=three"));
+        final PartitionState restarted = restart(state, null, false);
+
+        // Without a snapshot Ratis applies every entry again.
+        assertThat(restarted.apply(5, append("a=one", "b=two"))).isEqualTo(PartitionState.NO_REPLY);
+        assertThat(restarted.apply(6, append("c=three"))).isEqualTo(PartitionState.NO_REPLY);
+        assertThat(AppendReplies.decode(restarted.apply(9, append("d=four")))).containsExactly(4, 1);
+        assertThat(records(restarted.recordLog())).containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four");
+    }
+
+    @Test
+    void anExportingStateEntryOfANewerVersionIsAppliedAndTold() throws IOException
+    {
+        assertThat(state.apply(2, exportingState(ExportingState.PAUSED, 1))).isEqualTo(PartitionState.NO_REPLY);
+
+        assertThat(state.exportingState()).isEqualTo(ExportingState.PAUSED);
+        assertThat(state.exportingStateVersion()).isEqualTo(1);
+        assertThat(events).containsExactly("state 3 PAUSED");
+
+        state.apply(3, exportingState(ExportingState.EXPORTING, 2));
+        assertThat(state.exportingState()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(events).containsExactly("state 3 PAUSED", "state 3 EXPORTING");
+    }
+
+    @Test
+    void anOlderExportingStateVersionNeverOverridesANewerOne() throws IOException
+    {
+        state.apply(2, exportingState(ExportingState.SOFT_PAUSED, 7));
+        state.apply(3, exportingState(ExportingState.PAUSED, 6));
+        state.apply(4, exportingState(ExportingState.EXPORTING, 7)); // the same version again
+
+        assertThat(state.exportingState()).isEqualTo(ExportingState.SOFT_PAUSED);
+        assertThat(state.exportingStateVersion()).isEqualTo(7);
+        assertThat(events).containsExactly("state 3 SOFT_PAUSED");
+    }
+
+    @Test
+    void aVersionWaiterCompletesOnceThatVersionIsAppliedAndOtherwiseTimesOutFalse() throws Exception
+    {
+        final CompletableFuture<Boolean> second = state.awaitExportingStateVersion(2, 30_000);
+        state.apply(2, exportingState(ExportingState.PAUSED, 1));
+        assertThat(second).isNotDone();
+
+        state.apply(3, exportingState(ExportingState.EXPORTING, 2));
+        assertThat(second).isCompletedWithValue(true);
+        assertThat(state.awaitExportingStateVersion(1, 30_000)).as("already applied").isCompletedWithValue(true);
+        assertThat(state.awaitExportingStateVersion(3, 20).get(5, TimeUnit.SECONDS)).isFalse();
+    }
+
+    @Test
+    void exporterPositionsOnlyMoveForward() throws IOException
+    {
+        state.apply(2, exporterPositions(Map.of("file", 5L, "kafka", 3L)));
+        state.apply(3, exporterPositions(Map.of("file", 4L)));
+
+        assertThat(state.exporterPosition("file")).isEqualTo(5);
+        assertThat(state.exporterPosition("kafka")).isEqualTo(3);
+        assertThat(state.exportedPosition()).isEqualTo(3);
+        assertThat(state.compactionFloor()).isEqualTo(4);
+    }
+
+    @Test
+    void aSoftPauseOrAPauseHoldsTheAcknowledgedPositions() throws IOException
+    {
+        state.apply(2, exporterPositions(Map.of("file", 5L)));
+        state.apply(3, exportingState(ExportingState.SOFT_PAUSED, 1));
+        state.apply(4, exporterPositions(Map.of("file", 9L)));
+        assertThat(state.exporterPosition("file")).isEqualTo(5);
+
+        state.apply(5, exportingState(ExportingState.PAUSED, 2));
+        state.apply(6, exporterPositions(Map.of("file", 9L)));
+        assertThat(state.exporterPosition("file")).isEqualTo(5);
+
+        state.apply(7, exportingState(ExportingState.EXPORTING, 3));
+        state.apply(8, exporterPositions(Map.of("file", 9L)));
+        assertThat(state.exporterPosition("file")).isEqualTo(9);
+    }
+
+    @Test
+    void aBackfillRegistrationResetsTheExporterAndRegistersTheSkippedRange() throws IOException
+    {
+        final PartitionBackfills backfills = wireBackfills(state);
+        state.apply(2, append("a=1", "b=2", "c=3", "d=4", "e=5", "f=6", "g=7", "h=8", "i=9", "j=10"));
+        state.apply(3, exporterPositions(Map.of("file", 2L, "kafka", 10L)));
+
+        state.apply(4, PartitionEntries.backfill(new BackfillEntry.Register("bf-1", "file", 2, 1, 5_000, 10)));
+
+        assertThat(state.exporterPosition("file")).as("reset to latest").isEqualTo(10);
+        final List<BackfillTask> tasks = backfills.registry().tasksOf("bf-1");
+        assertThat(tasks).hasSize(2);
+        assertThat(tasks.get(0).fromPosition()).isEqualTo(3);
+        assertThat(tasks.get(tasks.size() - 1).toPosition()).isEqualTo(10);
+        assertThat(state.compactionFloor()).as("the tasks still need the skipped range").isEqualTo(3);
+
+        state.apply(5, PartitionEntries.backfill(new BackfillEntry.Cancel("bf-1", 6_000)));
+        assertThat(backfills.registry().unfinishedTasks()).isEmpty();
+        assertThat(state.compactionFloor()).isEqualTo(11);
+    }
+
+    @Test
+    void anUnreadableBackfillEntryIsSkippedAndChangesNothing() throws IOException
+    {
+        final PartitionBackfills backfills = wireBackfills(state);
+        state.apply(2, exporterPositions(Map.of("file", 2L)));
+
+        assertThat(state.apply(3, PartitionEntries.backfillPayload(new byte[] {9, 9, 9}))).isEqualTo(PartitionState.NO_REPLY);
+
+        assertThat(backfills.registry().tasks()).isEmpty();
+        assertThat(state.exporterPosition("file")).isEqualTo(2);
+    }
+
+    @Test
+    void anIdempotentAppendAnswersARepeatedIdWithItsFirstPositionsAndWritesNothing() throws IOException
+    {
+        final Batch keyed = new Batch(IdempotencyScope.CLIENT, 11, 12, 99, WINDOW_MS, "a=one", "b=two");
+        final long[] first = AppendReplies.decode(state.apply(2, idempotentAppend(1_000, keyed, Batch.withoutId("c=three"))));
+        final long[] again = AppendReplies.decode(state.apply(3, idempotentAppend(2_000,
+            new Batch(IdempotencyScope.CLIENT, 11, 12, 99, WINDOW_MS, "a=one", "b=two"), Batch.withoutId("d=four"))));
+
+        assertThat(first).containsExactly(
+            1, 2, AppendOutcome.APPENDED.value(),
+            3, 1, AppendOutcome.APPENDED.value());
+        assertThat(again).containsExactly(
+            1, 2, AppendOutcome.DUPLICATE.value(),
+            4, 1, AppendOutcome.APPENDED.value());
+        assertThat(records(state.recordLog())).containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four");
+        assertThat(state.idempotency().clientKeyCount()).isEqualTo(1);
+    }
+
+    @Test
+    void anIdempotentAppendWhoseIdCameWithAnotherRequestIsAConflictAndWritesNothing() throws IOException
+    {
+        state.apply(2, idempotentAppend(1_000, new Batch(IdempotencyScope.GATEWAY, 5, 6, 1, WINDOW_MS, "a=one")));
+        final long[] conflict = AppendReplies.decode(state.apply(3, idempotentAppend(1_001,
+            new Batch(IdempotencyScope.GATEWAY, 5, 6, 2, WINDOW_MS, "a=other"))));
+
+        assertThat(conflict).containsExactly(-1, 0, AppendOutcome.CONFLICT.value());
+        assertThat(records(state.recordLog())).containsExactly("1:a=one");
+        assertThat(events).containsExactly("records 3 1");
+    }
+
+    @Test
+    void aRememberedIdExpiresOnTheReplicatedClockAndAppendsAgain() throws IOException
+    {
+        state.apply(2, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 1, 2, 3, 100, "a=one")));
+        final long[] late = AppendReplies.decode(state.apply(3, idempotentAppend(1_100,
+            new Batch(IdempotencyScope.CLIENT, 1, 2, 3, 100, "a=one"))));
+
+        assertThat(late).containsExactly(2, 1, AppendOutcome.APPENDED.value());
+        assertThat(state.lastPosition()).isEqualTo(2);
+    }
+
+    @Test
+    void anIdempotentAppendAppliedAgainAfterARestartAnswersThePositionsItFirstGot() throws IOException
+    {
+        state.apply(2, append("x=zero"));
+        state.apply(3, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one")));
+        final PartitionState restarted = restart(state, null, false);
+
+        restarted.apply(2, append("x=zero"));
+        final long[] replayed = AppendReplies.decode(restarted.apply(3,
+            idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one"))));
+        final long[] retried = AppendReplies.decode(restarted.apply(4,
+            idempotentAppend(1_500, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one"))));
+
+        assertThat(replayed).containsExactly(2, 1, AppendOutcome.APPENDED.value());
+        assertThat(retried).containsExactly(2, 1, AppendOutcome.DUPLICATE.value());
+        assertThat(records(restarted.recordLog())).containsExactly("1:x=zero", "2:a=one");
+    }
+
+    @Test
+    void anEntryOfAnotherSchemaOrAnUnknownTemplateIsRefusedAndChangesNothing() throws IOException
+    {
+        final UnsafeBuffer otherSchema = exportingState(ExportingState.PAUSED, 1);
+        otherSchema.putShort(4, (short)(ExportingStateEntryEncoder.SCHEMA_ID + 1), java.nio.ByteOrder.LITTLE_ENDIAN);
+        final UnsafeBuffer unknownTemplate = exportingState(ExportingState.PAUSED, 1);
+        unknownTemplate.putShort(2, (short)999, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+        assertThatThrownBy(() -> state.apply(2, otherSchema)).isInstanceOf(IOException.class).hasMessageContaining("schema");
+        assertThatThrownBy(() -> state.apply(3, unknownTemplate)).isInstanceOf(IOException.class)
+            .hasMessageContaining("unknown template 999");
+        assertThat(state.exportingStateVersion()).isZero();
+        assertThat(events).isEmpty();
+    }
+
+    @Test
+    void aStateRestoredFromItsSnapshotEqualsTheOriginalAndAppliesTheEntriesAfterItOnce() throws IOException
+    {
+        wireBackfills(state);
+        state.apply(2, append("a=one", "b=two", "c=three"));
+        state.apply(3, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "d=four")));
+        state.apply(4, exporterPositions(Map.of("file", 1L, "kafka", 4L)));
+        state.apply(5, PartitionEntries.backfill(new BackfillEntry.Register("bf-1", "file", 1, 1, 5_000, 4)));
+        state.apply(6, exportingState(ExportingState.SOFT_PAUSED, 4));
+        state.sealAndCompactLog(state.compactionFloor());
+        final PartitionSnapshot snapshot = state.snapshot();
+        state.apply(7, append("e=five"));
+
+        final PartitionState restarted = restart(state, snapshot, true);
+
+        assertThat(restarted.snapshot()).as("the snapshot's state and the log after it")
+            .isEqualTo(new PartitionSnapshot(5, 7, ExportingState.SOFT_PAUSED, 4, Map.of("file", 4L, "kafka", 4L),
+                snapshot.backfills(), snapshot.idempotency()));
+        assertThat(restarted.exportedPosition()).isEqualTo(4);
+        assertThat(restarted.compactionFloor()).as("the backfill task survived").isEqualTo(2);
+        // Ratis applies the entries after the snapshot again: written once, positions as first given.
+        assertThat(restarted.apply(7, append("e=five"))).isEqualTo(PartitionState.NO_REPLY);
+        final long[] retried = AppendReplies.decode(restarted.apply(8,
+            idempotentAppend(1_500, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "d=four"))));
+        assertThat(retried).as("an id remembered in the snapshot").containsExactly(4, 1, AppendOutcome.DUPLICATE.value());
+        assertThat(records(restarted.recordLog()))
+            .containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four", "5:e=five");
+    }
+
+    @Test
+    void aStateRestoredWithoutASnapshotForgetsWhatItHeld() throws IOException
+    {
+        state.apply(2, exportingState(ExportingState.PAUSED, 3));
+        state.apply(3, exporterPositions(Map.of("file", 0L)));
+        state.apply(4, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one")));
+        final PartitionState fresh = new PartitionState(0, PARTITION, Set.of("file", "kafka"), SEGMENT_BYTES, listener);
+        opened.add(fresh);
+        fresh.restore(dir.resolve("fresh"), null);
+        state.closeLog();
+
+        state.restore(dir.resolve("other"), null);
+
+        assertThat(state.snapshot()).isEqualTo(fresh.snapshot());
+        assertThat(state.snapshot().exportingState()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(state.idempotency().clientKeyCount()).isZero();
+    }
+
+    // ------------------------------------------------------------------------------------------- helpers
+
+    /** Closes the state's log and starts a new state on the same directory, as a broker restart does. */
+    private PartitionState restart(final PartitionState before, final PartitionSnapshot snapshot, final boolean withBackfills)
+        throws IOException
+    {
+        before.closeLog();
+        events.clear();
+        final PartitionState created = new PartitionState(0, PARTITION, Set.of("file", "kafka"), SEGMENT_BYTES,
+            listener, new AppendIdempotency(1024, 1024));
+        opened.add(created);
+        if (withBackfills)
+        {
+            wireBackfills(created);
+        }
+        created.restore(dir, snapshot);
+        return created;
+    }
+
+    private static PartitionBackfills wireBackfills(final PartitionState state)
+    {
+        final PartitionBackfills backfills = new PartitionBackfills(0, PARTITION, state,
+            (from, to, max, consumer) -> 0,
+            (exporterId, partitionId, task) ->
+            {
+                throw new IllegalStateException("no backfill runs here");
+            },
+            (entry) -> CompletableFuture.failedFuture(new IllegalStateException("not a leader")),
+            ExportingSwitch.underLock(state.exportGate(), state::exportingState),
+            () -> state.exportingState() == ExportingState.PAUSED,
+            BackfillRunnerConfig.defaults(),
+            Clock.systemUTC());
+        state.backfills(backfills);
+        return backfills;
+    }
+}
