@@ -4,12 +4,10 @@ import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportException;
-import org.agrona.DirectBuffer;
 
 import java.time.Duration;
 import java.util.List;
@@ -19,7 +17,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * {@link BrokerClient} over the SBE transport.
@@ -41,6 +38,7 @@ public final class SbeBrokerClient implements BrokerClient
 
     private final TransportClient transport;
     private final PartitionDistribution distribution;
+    private final BrokerRequests requests;
     private final LeaderLookup leaders;
     private final boolean ownsTransport;
     private final ScheduledExecutorService retryTimer;
@@ -56,6 +54,7 @@ public final class SbeBrokerClient implements BrokerClient
     {
         this.transport = transport;
         this.distribution = distribution;
+        this.requests = new BrokerRequests(transport, distribution);
         this.leaders = leaders;
         this.ownsTransport = ownsTransport;
         this.retryTimer = Executors.newSingleThreadScheduledExecutor(runnable ->
@@ -79,13 +78,9 @@ public final class SbeBrokerClient implements BrokerClient
         final boolean leaderTargeted,
         final Duration timeout)
     {
-        if (!distribution.contains(target))
-        {
-            return CompletableFuture.failedFuture(
-                new IllegalArgumentException(target + " is not in the cluster's distribution"));
-        }
-        return send(target.brokerId(), RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version, leaderTargeted),
-            timeout, buffer -> ResponseDecoders.get().decodeAdmin(buffer, target));
+        return requests.send(target,
+            RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version, leaderTargeted), timeout,
+            (buffer, replica, what) -> ResponseDecoders.get().decodeAdmin(buffer, replica));
     }
 
     @Override
@@ -96,7 +91,7 @@ public final class SbeBrokerClient implements BrokerClient
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                 "unknown broker " + brokerId + " (cluster has " + distribution.brokerCount() + ")"));
         }
-        return send(brokerId, RequestWriters.topology(brokerId), timeout,
+        return requests.send(brokerId, RequestWriters.topology(brokerId), timeout,
             buffer -> ResponseDecoders.get().decodeTopology(buffer, brokerId));
     }
 
@@ -131,21 +126,6 @@ public final class SbeBrokerClient implements BrokerClient
         {
             transport.close();
         }
-    }
-
-    private <T> CompletableFuture<T> send(
-        final int brokerId, final MessageWriter request, final Duration timeout, final Function<DirectBuffer, T> decoder)
-    {
-        final CompletableFuture<DirectBuffer> response;
-        try
-        {
-            response = transport.send(distribution.commandAddress(brokerId), request, timeout);
-        }
-        catch (final RuntimeException e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
-        return response.thenApply(decoder);
     }
 
     static Throwable unwrap(final Throwable error)
@@ -192,7 +172,7 @@ public final class SbeBrokerClient implements BrokerClient
             final int brokerId = pickBroker(hintedLeader);
             // Half the time left (at least MIN_ATTEMPT_TIMEOUT): a hung leader leaves time to try its successor.
             final long attemptNanos = Math.min(remainingNanos, Math.max(remainingNanos / 2, MIN_ATTEMPT_TIMEOUT.toNanos()));
-            send(brokerId, request, Duration.ofNanos(attemptNanos),
+            requests.send(brokerId, request, Duration.ofNanos(attemptNanos),
                 buffer -> ResponseDecoders.get().decodeAppend(buffer, brokerId, partitionId))
                 .whenComplete((appended, error) ->
                 {
