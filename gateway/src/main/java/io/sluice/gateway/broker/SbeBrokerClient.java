@@ -4,7 +4,6 @@ import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportException;
@@ -13,7 +12,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -128,16 +126,6 @@ public final class SbeBrokerClient implements BrokerClient
         }
     }
 
-    static Throwable unwrap(final Throwable error)
-    {
-        Throwable cause = error;
-        while (cause instanceof CompletionException && cause.getCause() != null)
-        {
-            cause = cause.getCause();
-        }
-        return cause;
-    }
-
     /** The retry loop of one append: one attempt in flight at a time, ending at the deadline. */
     private final class AppendAttempts
     {
@@ -182,7 +170,7 @@ public final class SbeBrokerClient implements BrokerClient
                     }
                     else
                     {
-                        onFailure(brokerId, unwrap(error));
+                        onFailure(brokerId, BrokerFailure.unwrap(error));
                     }
                 });
         }
@@ -217,46 +205,38 @@ public final class SbeBrokerClient implements BrokerClient
         private void onFailure(final int brokerId, final Throwable error)
         {
             lastFailure = "broker " + brokerId + ": " + error.getMessage();
-            if (error instanceof BrokerErrorException brokerError)
+            switch (BrokerFailure.of(error))
             {
-                final ErrorCode code = brokerError.code();
-                if (code == ErrorCode.NOT_LEADER)
+                case UNAVAILABLE ->
                 {
-                    final int hint = brokerError.leaderId();
-                    if (hint >= 0 && hint != brokerId && hintsFollowed++ < 3)
+                    if (BrokerFailure.errorCode(error) == ErrorCode.NOT_LEADER)
                     {
-                        tryNext(hint);
+                        onNotLeader(brokerId, BrokerFailure.leaderHint(error));
                     }
                     else
                     {
-                        // Stale hints can point in a circle during an election: wait before following again.
-                        hintsFollowed = 0;
-                        retryAfterBackoff(hint != brokerId ? hint : -1);
+                        retryAfterBackoff(-1);
                     }
-                    return;
                 }
-                if (code == ErrorCode.UNAVAILABLE || code == ErrorCode.TIMEOUT || code == ErrorCode.RESOURCE_EXHAUSTED)
-                {
-                    retryAfterBackoff(-1);
-                    return;
-                }
-                result.completeExceptionally(brokerError);
-                return;
-            }
-            if (error instanceof PeerUnreachableException ||
-                (error instanceof TransportException && !(error instanceof MalformedResponseException) &&
-                !(error instanceof RequestTimeoutException)))
-            {
-                retryAfterBackoff(-1);
-                return;
-            }
-            if (error instanceof RequestTimeoutException)
-            {
+                case UNREACHABLE, TRANSPORT -> retryAfterBackoff(-1);
                 // The batch may still commit there; its id makes the next attempt answer the same positions.
-                tryNext(-1);
-                return;
+                case TIMED_OUT -> tryNext(-1);
+                default -> result.completeExceptionally(error);
             }
-            result.completeExceptionally(error);
+        }
+
+        private void onNotLeader(final int brokerId, final int hint)
+        {
+            if (hint >= 0 && hint != brokerId && hintsFollowed++ < 3)
+            {
+                tryNext(hint);
+            }
+            else
+            {
+                // Stale hints can point in a circle during an election: wait before following again.
+                hintsFollowed = 0;
+                retryAfterBackoff(hint != brokerId ? hint : -1);
+            }
         }
 
         private void retryAfterBackoff(final int hintedLeader)
