@@ -2,10 +2,10 @@ package io.sluice.gateway.backfill;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.sluice.gateway.broker.BrokerFailure;
-import io.sluice.gateway.security.ManagementController;
-import io.sluice.gateway.security.ManagementErrorBody;
-import io.sluice.gateway.security.ManagementErrorHandler;
-import io.sluice.gateway.security.ManagementException;
+import io.sluice.gateway.management.ManagementController;
+import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.management.ManagementErrorHandler;
+import io.sluice.gateway.management.ManagementException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;

@@ -1,5 +1,6 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
+import io.sluice.gateway.security.ManagementAuthorizationFilter;
 import io.sluice.gateway.web.ContainerErrorsAsJson;
 import io.sluice.gateway.web.StrictQueryParameters;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
