@@ -2,6 +2,7 @@ package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -15,7 +16,6 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -50,26 +50,19 @@ public final class SbeBackfillClient implements BackfillClient
     {
         final byte[] backfill = utf8(backfillId);
         final byte[] exporter = utf8(exporterId);
-        return send(brokerId, partitionId, new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH +
+            BackfillRequestEncoder.backfillIdHeaderLength() + backfill.length +
+            BackfillRequestEncoder.exporterIdHeaderLength() + exporter.length;
+        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH +
-                    BackfillRequestEncoder.backfillIdHeaderLength() + backfill.length +
-                    BackfillRequestEncoder.exporterIdHeaderLength() + exporter.length;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .taskCount(taskCount)
-                    .firstTaskId(firstTaskId)
-                    .putBackfillId(backfill, 0, backfill.length)
-                    .putExporterId(exporter, 0, exporter.length);
-            }
-        }, timeout);
+            final Codecs codecs = CODECS.get();
+            codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .taskCount(taskCount)
+                .firstTaskId(firstTaskId)
+                .putBackfillId(backfill, 0, backfill.length)
+                .putExporterId(exporter, 0, exporter.length);
+        }), timeout);
     }
 
     @Override
@@ -77,22 +70,15 @@ public final class SbeBackfillClient implements BackfillClient
         final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
     {
         final byte[] backfill = utf8(backfillId);
-        return send(brokerId, partitionId, new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillStatusRequestEncoder.BLOCK_LENGTH +
+            BackfillStatusRequestEncoder.backfillIdHeaderLength() + backfill.length;
+        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + BackfillStatusRequestEncoder.BLOCK_LENGTH +
-                    BackfillStatusRequestEncoder.backfillIdHeaderLength() + backfill.length;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .putBackfillId(backfill, 0, backfill.length);
-            }
-        }, timeout);
+            final Codecs codecs = CODECS.get();
+            codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .putBackfillId(backfill, 0, backfill.length);
+        }), timeout);
     }
 
     @Override
@@ -100,22 +86,15 @@ public final class SbeBackfillClient implements BackfillClient
         final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
     {
         final byte[] backfill = utf8(backfillId);
-        return send(brokerId, partitionId, new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + CancelBackfillRequestEncoder.BLOCK_LENGTH +
+            CancelBackfillRequestEncoder.backfillIdHeaderLength() + backfill.length;
+        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + CancelBackfillRequestEncoder.BLOCK_LENGTH +
-                    CancelBackfillRequestEncoder.backfillIdHeaderLength() + backfill.length;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .putBackfillId(backfill, 0, backfill.length);
-            }
-        }, timeout);
+            final Codecs codecs = CODECS.get();
+            codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .putBackfillId(backfill, 0, backfill.length);
+        }), timeout);
     }
 
     private CompletableFuture<List<BackfillTaskStatus>> send(

@@ -2,6 +2,7 @@ package io.sluice.gateway.exporters;
 
 import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -14,7 +15,6 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,19 +42,12 @@ public final class SbeExportersClient implements ExportersClient
     @Override
     public CompletableFuture<PartitionExporters> status(final int brokerId, final int partitionId, final Duration timeout)
     {
-        final MessageWriter request = new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + ExportersStatusRequestEncoder.BLOCK_LENGTH;
+        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + ExportersStatusRequestEncoder.BLOCK_LENGTH;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).partitionId(partitionId);
-            }
-        };
+            final Codecs codecs = CODECS.get();
+            codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).partitionId(partitionId);
+        });
         return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
             (buffer, target, what) -> decode(buffer, partitionId, what));
     }

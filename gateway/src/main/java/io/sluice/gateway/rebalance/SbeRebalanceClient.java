@@ -2,6 +2,7 @@ package io.sluice.gateway.rebalance;
 
 import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -12,7 +13,6 @@ import io.sluice.protocol.codecs.RebalanceResponseDecoder;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -40,21 +40,14 @@ public final class SbeRebalanceClient implements RebalanceClient
         final int brokerId, final int partitionId, final Duration transferTimeout, final Duration timeout)
     {
         final long transferMs = Math.max(1, transferTimeout.toMillis());
-        final MessageWriter request = new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + RebalanceRequestEncoder.BLOCK_LENGTH;
+        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + RebalanceRequestEncoder.BLOCK_LENGTH;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .timeoutMs(transferMs);
-            }
-        };
+            final Codecs codecs = CODECS.get();
+            codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .timeoutMs(transferMs);
+        });
         return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
             (buffer, target, what) -> decode(buffer, partitionId, what));
     }
