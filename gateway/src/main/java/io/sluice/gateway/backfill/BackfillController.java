@@ -1,10 +1,11 @@
 package io.sluice.gateway.backfill;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
-import io.sluice.gateway.security.ManagementController;
-import io.sluice.gateway.security.ManagementErrorBody;
-import io.sluice.gateway.security.ManagementErrorHandler;
-import io.sluice.gateway.security.ManagementException;
+import io.sluice.gateway.broker.BrokerFailure;
+import io.sluice.gateway.management.ManagementController;
+import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.management.ManagementErrorHandler;
+import io.sluice.gateway.management.ManagementException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -18,7 +19,6 @@ import org.springframework.web.bind.annotation.RequestParam;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 /**
@@ -111,8 +111,7 @@ public class BackfillController
             {
                 return ResponseEntity.status(success).contentType(MediaType.APPLICATION_JSON).body((Object)value);
             }
-            final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ?
-                failure.getCause() : failure;
+            final Throwable cause = BrokerFailure.unwrap(failure);
             if (cause instanceof ManagementException e)
             {
                 return error(e);

@@ -1,8 +1,9 @@
 package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
-import io.sluice.gateway.security.ManagementException;
+import io.sluice.gateway.management.ManagementException;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
@@ -10,8 +11,6 @@ import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.message.RequestLimits;
-import io.sluice.protocol.transport.PeerUnreachableException;
-import io.sluice.protocol.transport.RequestTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -34,7 +33,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -531,26 +529,23 @@ public class BackfillService
             {
                 return new PartitionAnswer(partitionId, tasks, null, null, false);
             }
-            final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ?
-                failure.getCause() : failure;
+            final Throwable cause = BrokerFailure.unwrap(failure);
             final String pair = "partition " + partitionId + " on broker " + leaderId;
-            if (cause instanceof RequestTimeoutException)
+            return switch (BrokerFailure.of(cause))
             {
-                return new PartitionAnswer(partitionId, List.of(),
+                case TIMED_OUT -> new PartitionAnswer(partitionId, List.of(),
                     pair + ": no answer within " + requestTimeout.toMillis() + " ms", ErrorCode.TIMEOUT, true);
-            }
-            if (cause instanceof PeerUnreachableException)
-            {
-                return new PartitionAnswer(partitionId, List.of(), "broker " + leaderId + " unreachable", null, false);
-            }
-            if (cause instanceof BrokerErrorException error)
-            {
-                final String detail = error.code() == ErrorCode.NOT_LEADER ?
-                    "not leader" + (error.leaderId() >= 0 ? " (leader is " + error.leaderId() + ")" : "") :
-                    error.code() + ": " + error.getMessage();
-                return new PartitionAnswer(partitionId, List.of(), pair + ": " + detail, error.code(), false);
-            }
-            return new PartitionAnswer(partitionId, List.of(), pair + ": " + cause.getMessage(), null, false);
+                case UNREACHABLE -> new PartitionAnswer(partitionId, List.of(), "broker " + leaderId + " unreachable", null, false);
+                case UNAVAILABLE, REFUSED ->
+                {
+                    final BrokerErrorException error = (BrokerErrorException)cause;
+                    final String detail = error.code() == ErrorCode.NOT_LEADER ?
+                        "not leader" + (error.leaderId() >= 0 ? " (leader is " + error.leaderId() + ")" : "") :
+                        error.code() + ": " + error.getMessage();
+                    yield new PartitionAnswer(partitionId, List.of(), pair + ": " + detail, error.code(), false);
+                }
+                default -> new PartitionAnswer(partitionId, List.of(), pair + ": " + cause.getMessage(), null, false);
+            };
         });
     }
 

@@ -1,21 +1,21 @@
 package io.sluice.gateway.backfill;
 
-import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BackfillRequestEncoder;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.BackfillStatusRequestEncoder;
 import io.sluice.protocol.codecs.BackfillStatusResponseDecoder;
 import io.sluice.protocol.codecs.CancelBackfillRequestEncoder;
-import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,7 +27,7 @@ import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * {@link BackfillClient} over the shared {@link TransportClient}. Requests keep only their values and encode
+ * {@link BackfillClient} on the gateway's one request path ({@link BrokerRequests}). Requests keep only their values and encode
  * with per-thread encoders (the transport may write on any of its threads); answers are decoded with
  * per-thread decoders after {@link ResponseFrames} has checked the header, and every variable-length field is
  * bounds-checked before it is read, so a garbage answer fails the future instead of reading out of bounds.
@@ -36,13 +36,11 @@ public final class SbeBackfillClient implements BackfillClient
 {
     private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
 
-    private final TransportClient transport;
-    private final PartitionDistribution distribution;
+    private final BrokerRequests requests;
 
     public SbeBackfillClient(final TransportClient transport, final PartitionDistribution distribution)
     {
-        this.transport = transport;
-        this.distribution = distribution;
+        this.requests = new BrokerRequests(transport, distribution);
     }
 
     @Override
@@ -52,26 +50,19 @@ public final class SbeBackfillClient implements BackfillClient
     {
         final byte[] backfill = utf8(backfillId);
         final byte[] exporter = utf8(exporterId);
-        return send(brokerId, partitionId, new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH +
+            BackfillRequestEncoder.backfillIdHeaderLength() + backfill.length +
+            BackfillRequestEncoder.exporterIdHeaderLength() + exporter.length;
+        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH +
-                    BackfillRequestEncoder.backfillIdHeaderLength() + backfill.length +
-                    BackfillRequestEncoder.exporterIdHeaderLength() + exporter.length;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .taskCount(taskCount)
-                    .firstTaskId(firstTaskId)
-                    .putBackfillId(backfill, 0, backfill.length)
-                    .putExporterId(exporter, 0, exporter.length);
-            }
-        }, timeout);
+            final Codecs codecs = CODECS.get();
+            codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .taskCount(taskCount)
+                .firstTaskId(firstTaskId)
+                .putBackfillId(backfill, 0, backfill.length)
+                .putExporterId(exporter, 0, exporter.length);
+        }), timeout);
     }
 
     @Override
@@ -79,22 +70,15 @@ public final class SbeBackfillClient implements BackfillClient
         final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
     {
         final byte[] backfill = utf8(backfillId);
-        return send(brokerId, partitionId, new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillStatusRequestEncoder.BLOCK_LENGTH +
+            BackfillStatusRequestEncoder.backfillIdHeaderLength() + backfill.length;
+        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + BackfillStatusRequestEncoder.BLOCK_LENGTH +
-                    BackfillStatusRequestEncoder.backfillIdHeaderLength() + backfill.length;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .putBackfillId(backfill, 0, backfill.length);
-            }
-        }, timeout);
+            final Codecs codecs = CODECS.get();
+            codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .putBackfillId(backfill, 0, backfill.length);
+        }), timeout);
     }
 
     @Override
@@ -102,54 +86,33 @@ public final class SbeBackfillClient implements BackfillClient
         final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
     {
         final byte[] backfill = utf8(backfillId);
-        return send(brokerId, partitionId, new MessageWriter()
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + CancelBackfillRequestEncoder.BLOCK_LENGTH +
+            CancelBackfillRequestEncoder.backfillIdHeaderLength() + backfill.length;
+        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + CancelBackfillRequestEncoder.BLOCK_LENGTH +
-                    CancelBackfillRequestEncoder.backfillIdHeaderLength() + backfill.length;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
-                    .partitionId(partitionId)
-                    .putBackfillId(backfill, 0, backfill.length);
-            }
-        }, timeout);
+            final Codecs codecs = CODECS.get();
+            codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId)
+                .putBackfillId(backfill, 0, backfill.length);
+        }), timeout);
     }
 
     private CompletableFuture<List<BackfillTaskStatus>> send(
         final int brokerId, final int partitionId, final MessageWriter request, final Duration timeout)
     {
-        if (!distribution.isBroker(brokerId) || !distribution.isPartition(partitionId))
-        {
-            return CompletableFuture.failedFuture(new IllegalArgumentException(
-                "partition " + partitionId + " on broker " + brokerId + " is not in the cluster's distribution"));
-        }
-        final String what = "partition " + partitionId + " on broker " + brokerId;
-        try
-        {
-            return transport.send(distribution.commandAddress(brokerId), request, timeout)
-                .thenApply(buffer -> decode(buffer, partitionId, what));
-        }
-        catch (final RuntimeException e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
+        return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
+            (buffer, target, what) -> decode(buffer, partitionId, what));
     }
 
     /** Decodes a BackfillStatusResponse for the partition; an ErrorResponse becomes a BrokerErrorException. */
     static List<BackfillTaskStatus> decode(final DirectBuffer buffer, final int partitionId, final String what)
     {
         final Codecs codecs = CODECS.get();
-        try
+        return ResponseFrames.decode(buffer, BackfillStatusResponseDecoder.TEMPLATE_ID, what, "backfill answer",
+            (header, length) ->
         {
-            final int length = ResponseFrames.checkHeader(
-                codecs.header, codecs.error, buffer, BackfillStatusResponseDecoder.TEMPLATE_ID, what);
             final BackfillStatusResponseDecoder response = codecs.statusResponse.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, codecs.header.blockLength(), codecs.header.version());
+                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             if (response.partitionId() != partitionId)
             {
                 throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
@@ -182,15 +145,7 @@ public final class SbeBackfillClient implements BackfillClient
                     exportedUpTo, attempts, createdAtMs, updatedAtMs, failureReason.isEmpty() ? null : failureReason));
             }
             return List.copyOf(tasks);
-        }
-        catch (final BrokerErrorException | MalformedResponseException e)
-        {
-            throw e;
-        }
-        catch (final RuntimeException e)
-        {
-            throw new MalformedResponseException(what + ": undecodable backfill answer: " + e, e);
-        }
+        });
     }
 
     private static byte[] utf8(final String value)
@@ -204,8 +159,6 @@ public final class SbeBackfillClient implements BackfillClient
         final BackfillRequestEncoder backfillRequest = new BackfillRequestEncoder();
         final BackfillStatusRequestEncoder statusRequest = new BackfillStatusRequestEncoder();
         final CancelBackfillRequestEncoder cancelRequest = new CancelBackfillRequestEncoder();
-        final MessageHeaderDecoder header = new MessageHeaderDecoder();
         final BackfillStatusResponseDecoder statusResponse = new BackfillStatusResponseDecoder();
-        final ErrorResponseDecoder error = new ErrorResponseDecoder();
     }
 }

@@ -16,7 +16,7 @@ import java.util.List;
  * The gateway's outbound requests as {@link MessageWriter}s. Each request keeps only its values; the
  * encoders are reused per thread because the transport may call {@code write} on any of its threads.
  */
-final class RequestWriters
+public final class RequestWriters
 {
     private static final ThreadLocal<Encoders> ENCODERS = ThreadLocal.withInitial(Encoders::new);
 
@@ -24,44 +24,55 @@ final class RequestWriters
     {
     }
 
-    static MessageWriter admin(
-        final int brokerId, final int partitionId, final AdminRequestKind kind, final long version, final boolean leaderTargeted)
+    /**
+     * A request whose length is known before it is written; {@code encoding} runs on a transport thread, so it
+     * takes its encoders per thread and captures only values.
+     */
+    public static MessageWriter of(final int encodedLength, final Encoding encoding)
     {
         return new MessageWriter()
         {
             public int encodedLength()
             {
-                return MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH;
+                return encodedLength;
             }
 
             public void write(final MutableDirectBuffer buffer, final int offset)
             {
-                final Encoders encoders = ENCODERS.get();
-                encoders.admin.wrapAndApplyHeader(buffer, offset, encoders.header)
-                    .brokerId(brokerId)
-                    .partitionId(partitionId)
-                    .kind(kind)
-                    .version(version)
-                    .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE);
+                encoding.write(buffer, offset);
             }
         };
     }
 
+    /** Writes one request at {@code offset}: exactly the length given to {@link #of}. */
+    @FunctionalInterface
+    public interface Encoding
+    {
+        void write(MutableDirectBuffer buffer, int offset);
+    }
+
+    static MessageWriter admin(
+        final int brokerId, final int partitionId, final AdminRequestKind kind, final long version, final boolean leaderTargeted)
+    {
+        return of(MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH, (buffer, offset) ->
+        {
+            final Encoders encoders = ENCODERS.get();
+            encoders.admin.wrapAndApplyHeader(buffer, offset, encoders.header)
+                .brokerId(brokerId)
+                .partitionId(partitionId)
+                .kind(kind)
+                .version(version)
+                .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE);
+        });
+    }
+
     static MessageWriter topology(final int brokerId)
     {
-        return new MessageWriter()
+        return of(MessageHeaderEncoder.ENCODED_LENGTH + TopologyRequestEncoder.BLOCK_LENGTH, (buffer, offset) ->
         {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + TopologyRequestEncoder.BLOCK_LENGTH;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Encoders encoders = ENCODERS.get();
-                encoders.topology.wrapAndApplyHeader(buffer, offset, encoders.header).brokerId(brokerId);
-            }
-        };
+            final Encoders encoders = ENCODERS.get();
+            encoders.topology.wrapAndApplyHeader(buffer, offset, encoders.header).brokerId(brokerId);
+        });
     }
 
     /** An append request; the records' keys are turned into UTF-8 once, here, so every retry reuses them. */

@@ -3,7 +3,6 @@ package io.sluice.gateway.broker;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
-import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.PartitionRole;
@@ -19,19 +18,17 @@ import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * Decodes the brokers' answers with reusable per-thread decoders. An ErrorResponse becomes a
- * {@link BrokerErrorException}; anything that does not decode cleanly (other schema, unexpected template,
- * truncated, out-of-range values) becomes a {@link MalformedResponseException} — never a hang or a partial result.
+ * Decodes the brokers' answers to appends, admin and topology requests with reusable per-thread decoders, inside
+ * {@link ResponseFrames#decode}: an ErrorResponse becomes a {@link BrokerErrorException}; anything that does not
+ * decode cleanly becomes a {@link MalformedResponseException} — never a hang or a partial result.
  */
 final class ResponseDecoders
 {
     private static final ThreadLocal<ResponseDecoders> DECODERS = ThreadLocal.withInitial(ResponseDecoders::new);
 
-    private final MessageHeaderDecoder header = new MessageHeaderDecoder();
     private final AdminResponseDecoder admin = new AdminResponseDecoder();
     private final AppendResponseDecoder append = new AppendResponseDecoder();
     private final TopologyResponseDecoder topology = new TopologyResponseDecoder();
-    private final ErrorResponseDecoder error = new ErrorResponseDecoder();
 
     static ResponseDecoders get()
     {
@@ -41,9 +38,8 @@ final class ResponseDecoders
     AdminResult decodeAdmin(final DirectBuffer buffer, final PartitionReplica target)
     {
         final String what = target.toString();
-        try
+        return ResponseFrames.decode(buffer, AdminResponseDecoder.TEMPLATE_ID, what, "admin response", (header, length) ->
         {
-            final int length = checkHeader(buffer, AdminResponseDecoder.TEMPLATE_ID, what);
             admin.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             checkLimit(admin.limit(), length, what);
             if (admin.brokerId() != target.brokerId() || admin.partitionId() != target.partitionId())
@@ -57,23 +53,14 @@ final class ResponseDecoders
                 throw new MalformedResponseException(what + ": unknown exporting state " + admin.exportingStateRaw());
             }
             return new AdminResult(target, state, admin.version(), admin.exportedPosition(), admin.lastPosition());
-        }
-        catch (final BrokerErrorException | MalformedResponseException e)
-        {
-            throw e;
-        }
-        catch (final RuntimeException e)
-        {
-            throw new MalformedResponseException(what + ": undecodable admin response: " + e, e);
-        }
+        });
     }
 
     AppendResult decodeAppend(final DirectBuffer buffer, final int brokerId, final int partitionId)
     {
         final String what = "partition " + partitionId + " on broker " + brokerId;
-        try
+        return ResponseFrames.decode(buffer, AppendResponseDecoder.TEMPLATE_ID, what, "append response", (header, length) ->
         {
-            final int length = checkHeader(buffer, AppendResponseDecoder.TEMPLATE_ID, what);
             append.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             checkLimit(append.limit(), length, what);
             if (append.partitionId() != partitionId || append.firstPosition() < 0 || append.count() < 0)
@@ -82,23 +69,14 @@ final class ResponseDecoders
                     ", firstPosition " + append.firstPosition() + ", count " + append.count() + ")");
             }
             return new AppendResult(partitionId, append.firstPosition(), append.count());
-        }
-        catch (final BrokerErrorException | MalformedResponseException e)
-        {
-            throw e;
-        }
-        catch (final RuntimeException e)
-        {
-            throw new MalformedResponseException(what + ": undecodable append response: " + e, e);
-        }
+        });
     }
 
     BrokerTopology decodeTopology(final DirectBuffer buffer, final int brokerId)
     {
         final String what = "broker " + brokerId;
-        try
+        return ResponseFrames.decode(buffer, TopologyResponseDecoder.TEMPLATE_ID, what, "topology response", (header, length) ->
         {
-            final int length = checkHeader(buffer, TopologyResponseDecoder.TEMPLATE_ID, what);
             topology.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             if (topology.brokerId() != brokerId)
             {
@@ -135,19 +113,6 @@ final class ResponseDecoders
             }
             checkLimit(topology.limit(), length, what);
             return new BrokerTopology(brokerId, List.copyOf(partitions));
-        }
-        catch (final BrokerErrorException | MalformedResponseException e)
-        {
-            throw e;
-        }
-        catch (final RuntimeException e)
-        {
-            throw new MalformedResponseException(what + ": undecodable topology response: " + e, e);
-        }
-    }
-
-    private int checkHeader(final DirectBuffer buffer, final int expectedTemplateId, final String what)
-    {
-        return ResponseFrames.checkHeader(header, error, buffer, expectedTemplateId, what);
+        });
     }
 }

@@ -10,12 +10,45 @@ import java.nio.ByteOrder;
 /**
  * The checks every decoder of a broker's answer makes before trusting it: schema, block length and template,
  * an ErrorResponse turned into a {@link BrokerErrorException}, and var-data lengths bounded by the frame.
- * Stateless: callers pass their own (per-thread) decoders.
+ * {@link #decode} is the one frame around every answer's body; the header and error decoders it uses are per thread.
  */
 public final class ResponseFrames
 {
+    private static final ThreadLocal<Frame> FRAMES = ThreadLocal.withInitial(Frame::new);
+
     private ResponseFrames()
     {
+    }
+
+    /**
+     * Checks the answer's header, then reads its body: an ErrorResponse becomes a {@link BrokerErrorException}, and
+     * anything that does not decode cleanly (other schema or template, truncated, out of range) a
+     * {@link MalformedResponseException} naming {@code what} and the {@code answer} — never a partial result.
+     */
+    public static <T> T decode(
+        final DirectBuffer buffer, final int expectedTemplateId, final String what, final String answer, final Body<T> body)
+    {
+        final Frame frame = FRAMES.get();
+        try
+        {
+            final int length = checkHeader(frame.header, frame.error, buffer, expectedTemplateId, what);
+            return body.read(frame.header, length);
+        }
+        catch (final BrokerErrorException | MalformedResponseException e)
+        {
+            throw e;
+        }
+        catch (final RuntimeException e)
+        {
+            throw new MalformedResponseException(what + ": undecodable " + answer + ": " + e, e);
+        }
+    }
+
+    /** Reads an answer's body once its header is checked; {@code length} is the frame's, for bounds checks. */
+    @FunctionalInterface
+    public interface Body<T>
+    {
+        T read(MessageHeaderDecoder header, int length);
     }
 
     /**
@@ -24,7 +57,7 @@ public final class ResponseFrames
      * @throws BrokerErrorException      when the broker answered with an ErrorResponse.
      * @throws MalformedResponseException when the answer is not a complete message of this schema and template.
      */
-    public static int checkHeader(
+    private static int checkHeader(
         final MessageHeaderDecoder header,
         final ErrorResponseDecoder error,
         final DirectBuffer buffer,
@@ -93,5 +126,11 @@ public final class ResponseFrames
         checkLimit(error.limit(), length, what);
         return new BrokerErrorException(code == null ? ErrorCode.SBE_UNKNOWN : code, leaderId,
             message.isEmpty() ? what + ": " + code : message);
+    }
+
+    private static final class Frame
+    {
+        final MessageHeaderDecoder header = new MessageHeaderDecoder();
+        final ErrorResponseDecoder error = new ErrorResponseDecoder();
     }
 }

@@ -4,22 +4,17 @@ import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.transport.MessageWriter;
-import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportException;
-import org.agrona.DirectBuffer;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * {@link BrokerClient} over the SBE transport.
@@ -41,6 +36,7 @@ public final class SbeBrokerClient implements BrokerClient
 
     private final TransportClient transport;
     private final PartitionDistribution distribution;
+    private final BrokerRequests requests;
     private final LeaderLookup leaders;
     private final boolean ownsTransport;
     private final ScheduledExecutorService retryTimer;
@@ -56,6 +52,7 @@ public final class SbeBrokerClient implements BrokerClient
     {
         this.transport = transport;
         this.distribution = distribution;
+        this.requests = new BrokerRequests(transport, distribution);
         this.leaders = leaders;
         this.ownsTransport = ownsTransport;
         this.retryTimer = Executors.newSingleThreadScheduledExecutor(runnable ->
@@ -79,13 +76,9 @@ public final class SbeBrokerClient implements BrokerClient
         final boolean leaderTargeted,
         final Duration timeout)
     {
-        if (!distribution.contains(target))
-        {
-            return CompletableFuture.failedFuture(
-                new IllegalArgumentException(target + " is not in the cluster's distribution"));
-        }
-        return send(target.brokerId(), RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version, leaderTargeted),
-            timeout, buffer -> ResponseDecoders.get().decodeAdmin(buffer, target));
+        return requests.send(target,
+            RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version, leaderTargeted), timeout,
+            (buffer, replica, what) -> ResponseDecoders.get().decodeAdmin(buffer, replica));
     }
 
     @Override
@@ -96,7 +89,7 @@ public final class SbeBrokerClient implements BrokerClient
             return CompletableFuture.failedFuture(new IllegalArgumentException(
                 "unknown broker " + brokerId + " (cluster has " + distribution.brokerCount() + ")"));
         }
-        return send(brokerId, RequestWriters.topology(brokerId), timeout,
+        return requests.send(brokerId, RequestWriters.topology(brokerId), timeout,
             buffer -> ResponseDecoders.get().decodeTopology(buffer, brokerId));
     }
 
@@ -133,31 +126,6 @@ public final class SbeBrokerClient implements BrokerClient
         }
     }
 
-    private <T> CompletableFuture<T> send(
-        final int brokerId, final MessageWriter request, final Duration timeout, final Function<DirectBuffer, T> decoder)
-    {
-        final CompletableFuture<DirectBuffer> response;
-        try
-        {
-            response = transport.send(distribution.commandAddress(brokerId), request, timeout);
-        }
-        catch (final RuntimeException e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
-        return response.thenApply(decoder);
-    }
-
-    static Throwable unwrap(final Throwable error)
-    {
-        Throwable cause = error;
-        while (cause instanceof CompletionException && cause.getCause() != null)
-        {
-            cause = cause.getCause();
-        }
-        return cause;
-    }
-
     /** The retry loop of one append: one attempt in flight at a time, ending at the deadline. */
     private final class AppendAttempts
     {
@@ -192,7 +160,7 @@ public final class SbeBrokerClient implements BrokerClient
             final int brokerId = pickBroker(hintedLeader);
             // Half the time left (at least MIN_ATTEMPT_TIMEOUT): a hung leader leaves time to try its successor.
             final long attemptNanos = Math.min(remainingNanos, Math.max(remainingNanos / 2, MIN_ATTEMPT_TIMEOUT.toNanos()));
-            send(brokerId, request, Duration.ofNanos(attemptNanos),
+            requests.send(brokerId, request, Duration.ofNanos(attemptNanos),
                 buffer -> ResponseDecoders.get().decodeAppend(buffer, brokerId, partitionId))
                 .whenComplete((appended, error) ->
                 {
@@ -202,7 +170,7 @@ public final class SbeBrokerClient implements BrokerClient
                     }
                     else
                     {
-                        onFailure(brokerId, unwrap(error));
+                        onFailure(brokerId, BrokerFailure.unwrap(error));
                     }
                 });
         }
@@ -237,46 +205,38 @@ public final class SbeBrokerClient implements BrokerClient
         private void onFailure(final int brokerId, final Throwable error)
         {
             lastFailure = "broker " + brokerId + ": " + error.getMessage();
-            if (error instanceof BrokerErrorException brokerError)
+            switch (BrokerFailure.of(error))
             {
-                final ErrorCode code = brokerError.code();
-                if (code == ErrorCode.NOT_LEADER)
+                case UNAVAILABLE ->
                 {
-                    final int hint = brokerError.leaderId();
-                    if (hint >= 0 && hint != brokerId && hintsFollowed++ < 3)
+                    if (BrokerFailure.errorCode(error) == ErrorCode.NOT_LEADER)
                     {
-                        tryNext(hint);
+                        onNotLeader(brokerId, BrokerFailure.leaderHint(error));
                     }
                     else
                     {
-                        // Stale hints can point in a circle during an election: wait before following again.
-                        hintsFollowed = 0;
-                        retryAfterBackoff(hint != brokerId ? hint : -1);
+                        retryAfterBackoff(-1);
                     }
-                    return;
                 }
-                if (code == ErrorCode.UNAVAILABLE || code == ErrorCode.TIMEOUT || code == ErrorCode.RESOURCE_EXHAUSTED)
-                {
-                    retryAfterBackoff(-1);
-                    return;
-                }
-                result.completeExceptionally(brokerError);
-                return;
-            }
-            if (error instanceof PeerUnreachableException ||
-                (error instanceof TransportException && !(error instanceof MalformedResponseException) &&
-                !(error instanceof RequestTimeoutException)))
-            {
-                retryAfterBackoff(-1);
-                return;
-            }
-            if (error instanceof RequestTimeoutException)
-            {
+                case UNREACHABLE, TRANSPORT -> retryAfterBackoff(-1);
                 // The batch may still commit there; its id makes the next attempt answer the same positions.
-                tryNext(-1);
-                return;
+                case TIMED_OUT -> tryNext(-1);
+                default -> result.completeExceptionally(error);
             }
-            result.completeExceptionally(error);
+        }
+
+        private void onNotLeader(final int brokerId, final int hint)
+        {
+            if (hint >= 0 && hint != brokerId && hintsFollowed++ < 3)
+            {
+                tryNext(hint);
+            }
+            else
+            {
+                // Stale hints can point in a circle during an election: wait before following again.
+                hintsFollowed = 0;
+                retryAfterBackoff(hint != brokerId ? hint : -1);
+            }
         }
 
         private void retryAfterBackoff(final int hintedLeader)

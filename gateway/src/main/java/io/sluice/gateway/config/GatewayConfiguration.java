@@ -21,7 +21,6 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.ContextClosedEvent;
-import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
 import java.net.InetSocketAddress;
@@ -51,12 +50,7 @@ public class GatewayConfiguration
     @Bean
     public FilterRegistrationBean<StrictQueryParameters> strictQueryParameters(final Environment environment)
     {
-        final FilterRegistrationBean<StrictQueryParameters> registration = new FilterRegistrationBean<>(
-            new StrictQueryParameters(environment.getProperty("management.endpoints.web.base-path", "/actuator")));
-        registration.setName("strictQueryParameters");
-        registration.addUrlPatterns("/*");
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 20);
-        return registration;
+        return StrictQueryParameters.registration("strictQueryParameters", environment);
     }
 
     @Bean

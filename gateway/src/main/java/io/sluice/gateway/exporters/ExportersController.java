@@ -1,6 +1,6 @@
 package io.sluice.gateway.exporters;
 
-import io.sluice.gateway.security.ManagementController;
+import io.sluice.gateway.management.ManagementController;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -29,7 +29,7 @@ public class ExportersController
         if (exporters == null)
         {
             return CompletableFuture.completedFuture(ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-                .contentType(MediaType.APPLICATION_JSON).body((Object)io.sluice.gateway.security.ManagementErrorBody
+                .contentType(MediaType.APPLICATION_JSON).body((Object)io.sluice.gateway.management.ManagementErrorBody
                     .of(HttpStatus.SERVICE_UNAVAILABLE, "the exporters view is not available on this gateway")));
         }
         return exporters.view().thenApply(view ->

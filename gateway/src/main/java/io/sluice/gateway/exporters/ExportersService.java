@@ -1,5 +1,6 @@
 package io.sluice.gateway.exporters;
 
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -16,7 +17,6 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * The exporters view: asks every partition's leader, all at once, how its exporters are doing (only the leader
@@ -192,8 +192,7 @@ public class ExportersService
 
     private static String messageOf(final Throwable failure)
     {
-        final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ?
-            failure.getCause() : failure;
+        final Throwable cause = BrokerFailure.unwrap(failure);
         return cause.getMessage() == null ? cause.toString() : cause.getMessage();
     }
 }

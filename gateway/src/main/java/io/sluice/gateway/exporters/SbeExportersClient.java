@@ -1,11 +1,12 @@
 package io.sluice.gateway.exporters;
 
-import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BooleanType;
-import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportersStatusRequestEncoder;
 import io.sluice.protocol.codecs.ExportersStatusResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
@@ -14,7 +15,6 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,64 +25,41 @@ import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * {@link ExportersClient} over the shared {@link TransportClient}, with per-thread codecs; every
+ * {@link ExportersClient} on the gateway's one request path ({@link BrokerRequests}), with per-thread codecs; every
  * variable-length field of the answer is bounds-checked before it is read.
  */
 public final class SbeExportersClient implements ExportersClient
 {
     private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
 
-    private final TransportClient transport;
-    private final PartitionDistribution distribution;
+    private final BrokerRequests requests;
 
     public SbeExportersClient(final TransportClient transport, final PartitionDistribution distribution)
     {
-        this.transport = transport;
-        this.distribution = distribution;
+        this.requests = new BrokerRequests(transport, distribution);
     }
 
     @Override
     public CompletableFuture<PartitionExporters> status(final int brokerId, final int partitionId, final Duration timeout)
     {
-        if (!distribution.isBroker(brokerId) || !distribution.isPartition(partitionId))
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + ExportersStatusRequestEncoder.BLOCK_LENGTH;
+        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
         {
-            return CompletableFuture.failedFuture(new IllegalArgumentException(
-                "partition " + partitionId + " on broker " + brokerId + " is not in the cluster's distribution"));
-        }
-        final String what = "partition " + partitionId + " on broker " + brokerId;
-        final MessageWriter request = new MessageWriter()
-        {
-            public int encodedLength()
-            {
-                return MessageHeaderEncoder.ENCODED_LENGTH + ExportersStatusRequestEncoder.BLOCK_LENGTH;
-            }
-
-            public void write(final MutableDirectBuffer buffer, final int offset)
-            {
-                final Codecs codecs = CODECS.get();
-                codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).partitionId(partitionId);
-            }
-        };
-        try
-        {
-            return transport.send(distribution.commandAddress(brokerId), request, timeout)
-                .thenApply(buffer -> decode(buffer, partitionId, what));
-        }
-        catch (final RuntimeException e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
+            final Codecs codecs = CODECS.get();
+            codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).partitionId(partitionId);
+        });
+        return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
+            (buffer, target, what) -> decode(buffer, partitionId, what));
     }
 
     static PartitionExporters decode(final DirectBuffer buffer, final int partitionId, final String what)
     {
         final Codecs codecs = CODECS.get();
-        try
+        return ResponseFrames.decode(buffer, ExportersStatusResponseDecoder.TEMPLATE_ID, what, "exporters answer",
+            (header, length) ->
         {
-            final int length = ResponseFrames.checkHeader(
-                codecs.header, codecs.error, buffer, ExportersStatusResponseDecoder.TEMPLATE_ID, what);
             final ExportersStatusResponseDecoder response = codecs.response.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, codecs.header.blockLength(), codecs.header.version());
+                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             if (response.partitionId() != partitionId)
             {
                 throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
@@ -115,23 +92,13 @@ public final class SbeExportersClient implements ExportersClient
                     failures, deadLetters, sinkWrites, sinkWriteNanos));
             }
             return new PartitionExporters(partitionId, state, lastPosition, List.copyOf(exporters));
-        }
-        catch (final BrokerErrorException | MalformedResponseException e)
-        {
-            throw e;
-        }
-        catch (final RuntimeException e)
-        {
-            throw new MalformedResponseException(what + ": undecodable exporters answer: " + e, e);
-        }
+        });
     }
 
     private static final class Codecs
     {
         final MessageHeaderEncoder headerEncoder = new MessageHeaderEncoder();
         final ExportersStatusRequestEncoder request = new ExportersStatusRequestEncoder();
-        final MessageHeaderDecoder header = new MessageHeaderDecoder();
         final ExportersStatusResponseDecoder response = new ExportersStatusResponseDecoder();
-        final ErrorResponseDecoder error = new ErrorResponseDecoder();
     }
 }

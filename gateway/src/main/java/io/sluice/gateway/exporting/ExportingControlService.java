@@ -3,6 +3,7 @@ package io.sluice.gateway.exporting;
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.metrics.ExportingOperationListener;
 import io.sluice.gateway.topology.ClusterTopology;
@@ -10,8 +11,6 @@ import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
-import io.sluice.protocol.transport.PeerUnreachableException;
-import io.sluice.protocol.transport.RequestTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -30,10 +29,7 @@ import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Pauses, soft-pauses and resumes exporting on (broker, partition) pairs, and reports their state.
@@ -341,22 +337,16 @@ public class ExportingControlService
 
     private TargetResult classifyFailure(final PartitionReplica target, final Throwable failure)
     {
-        final Throwable cause = unwrap(failure);
-        if (cause instanceof RequestTimeoutException || cause instanceof TimeoutException)
+        final Throwable cause = BrokerFailure.unwrap(failure);
+        return switch (BrokerFailure.of(cause))
         {
-            return TargetResult.timedOut(target, target + ": no answer within " + requestTimeout.toMillis() + " ms");
-        }
-        if (cause instanceof PeerUnreachableException)
-        {
-            return TargetResult.failed(target, target + ": broker " + target.brokerId() + " unreachable" +
+            case TIMED_OUT -> TargetResult.timedOut(target, target + ": no answer within " + requestTimeout.toMillis() + " ms");
+            case UNREACHABLE -> TargetResult.failed(target, target + ": broker " + target.brokerId() + " unreachable" +
                 (cause.getMessage() == null ? "" : " (" + cause.getMessage() + ")"));
-        }
-        if (cause instanceof BrokerErrorException brokerError)
-        {
-            return TargetResult.failed(target, target + ": " + describe(brokerError));
-        }
-        return TargetResult.failed(target, target + ": " + cause.getClass().getSimpleName() +
-            (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
+            case UNAVAILABLE, REFUSED -> TargetResult.failed(target, target + ": " + describe((BrokerErrorException)cause));
+            default -> TargetResult.failed(target, target + ": " + cause.getClass().getSimpleName() +
+                (cause.getMessage() == null ? "" : ": " + cause.getMessage()));
+        };
     }
 
     private static String describe(final BrokerErrorException error)
@@ -369,16 +359,6 @@ public class ExportingControlService
         }
         final String name = code == null ? "error" : code.name().toLowerCase().replace('_', ' ');
         return message == null || message.isBlank() ? name : name + ": " + message;
-    }
-
-    private static Throwable unwrap(final Throwable failure)
-    {
-        Throwable cause = failure;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null)
-        {
-            cause = cause.getCause();
-        }
-        return cause;
     }
 
     private static String roleName(final BrokerTopology.PartitionStatus status)

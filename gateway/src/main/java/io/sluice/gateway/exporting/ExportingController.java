@@ -1,8 +1,8 @@
 package io.sluice.gateway.exporting;
 
-import io.sluice.gateway.security.ManagementController;
-import io.sluice.gateway.security.ManagementErrorBody;
-import io.sluice.gateway.security.ManagementErrorHandler;
+import io.sluice.gateway.management.ManagementController;
+import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.management.ManagementErrorHandler;
 import io.sluice.protocol.cluster.PartitionReplica;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.http.HttpStatus;

@@ -1,10 +1,10 @@
 package io.sluice.gateway.rebalance;
 
 import io.sluice.gateway.exporting.ExportingOutcome;
-import io.sluice.gateway.security.ManagementController;
-import io.sluice.gateway.security.ManagementErrorBody;
-import io.sluice.gateway.security.ManagementErrorHandler;
-import io.sluice.gateway.security.ManagementException;
+import io.sluice.gateway.management.ManagementController;
+import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.management.ManagementErrorHandler;
+import io.sluice.gateway.management.ManagementException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;

@@ -1,12 +1,10 @@
 package io.sluice.gateway.rebalance;
 
-import io.sluice.gateway.broker.BrokerErrorException;
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.exporting.ExportingOutcome;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.transport.PeerUnreachableException;
-import io.sluice.protocol.transport.RequestTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -19,7 +17,6 @@ import java.util.List;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * Moves every partition's leadership to its preferred broker (the first of its placement), all partitions at
@@ -118,22 +115,22 @@ public class RebalanceService
                     reply.leaderId(), onPreferred ? ExportingOutcome.SUCCEEDED : ExportingOutcome.FAILED,
                     onPreferred ? null : reply.reason() == null ? "the leader is broker " + reply.leaderId() : reply.reason()));
             }
-            final Throwable cause = unwrap(error);
-            if (cause instanceof RequestTimeoutException)
+            final Throwable cause = BrokerFailure.unwrap(error);
+            final BrokerFailure failure = BrokerFailure.of(cause);
+            if (failure == BrokerFailure.TIMED_OUT)
             {
                 return CompletableFuture.completedFuture(new RebalanceResult.PartitionResult(partitionId, preferred,
                     topology.leaderOf(partitionId).orElse(-1), ExportingOutcome.TIMED_OUT,
                     "broker " + brokerId + " did not answer within " + requestTimeout));
             }
+            final boolean notLeader = BrokerFailure.errorCode(cause) == ErrorCode.NOT_LEADER;
+            final int hint = BrokerFailure.leaderHint(cause);
             int next = -1;
-            if (cause instanceof BrokerErrorException brokerError && brokerError.code() == ErrorCode.NOT_LEADER &&
-                brokerError.leaderId() >= 0 && !tried.contains(brokerError.leaderId()) &&
-                topology.distribution().contains(brokerError.leaderId(), partitionId))
+            if (hint >= 0 && !tried.contains(hint) && topology.distribution().contains(hint, partitionId))
             {
-                next = brokerError.leaderId();
+                next = hint;
             }
-            else if (cause instanceof PeerUnreachableException ||
-                cause instanceof BrokerErrorException brokerError && brokerError.code() == ErrorCode.NOT_LEADER)
+            else if (failure == BrokerFailure.UNREACHABLE || notLeader)
             {
                 next = topology.distribution().replicasOf(partitionId).stream()
                     .filter((b) -> !tried.contains(b)).findFirst().orElse(-1);
@@ -142,20 +139,10 @@ public class RebalanceService
             {
                 return ask(partitionId, preferred, next, tried, deadlineNanos);
             }
-            final String why = cause instanceof PeerUnreachableException ? "broker " + brokerId + " unreachable" :
+            final String why = failure == BrokerFailure.UNREACHABLE ? "broker " + brokerId + " unreachable" :
                 cause.getMessage();
             return CompletableFuture.completedFuture(new RebalanceResult.PartitionResult(partitionId, preferred,
                 topology.leaderOf(partitionId).orElse(-1), ExportingOutcome.FAILED, why));
         }).thenCompose((next) -> next);
-    }
-
-    private static Throwable unwrap(final Throwable error)
-    {
-        Throwable cause = error;
-        while (cause instanceof CompletionException && cause.getCause() != null)
-        {
-            cause = cause.getCause();
-        }
-        return cause;
     }
 }

@@ -1,8 +1,7 @@
 package io.sluice.gateway.records;
 
 import io.sluice.gateway.broker.AppendId;
-import io.sluice.gateway.broker.BrokerErrorException;
-import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.config.GatewayProperties;
 import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.gateway.json.JsonSyntaxError;
@@ -10,9 +9,6 @@ import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.RequestLimits;
-import io.sluice.protocol.transport.PeerUnreachableException;
-import io.sluice.protocol.transport.RequestTimeoutException;
-import io.sluice.protocol.transport.TransportException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +32,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * {@code POST /v1/records}: one JSON object {@code {"key": "...", "payload": ...}} or an array of them.
@@ -237,12 +232,9 @@ public class RecordsController
 
     private ResponseEntity<Object> failure(final Throwable error, final String idempotencyKey)
     {
-        Throwable cause = error;
-        while (cause instanceof CompletionException && cause.getCause() != null)
-        {
-            cause = cause.getCause();
-        }
-        if (cause instanceof BrokerErrorException conflict && conflict.code() == ErrorCode.CONFLICT && idempotencyKey != null)
+        final Throwable cause = BrokerFailure.unwrap(error);
+        final BrokerFailure failure = BrokerFailure.of(cause);
+        if (BrokerFailure.errorCode(cause) == ErrorCode.CONFLICT && idempotencyKey != null)
         {
             return ResponseEntity.unprocessableContent().contentType(MediaType.APPLICATION_JSON)
                 .body(Map.of("error", "idempotency_key_reused", "message", IDEMPOTENCY_KEY + " '" + idempotencyKey +
@@ -251,28 +243,23 @@ public class RecordsController
         }
         final HttpStatus status;
         final String code;
-        if (cause instanceof RequestTimeoutException || cause instanceof PeerUnreachableException)
+        switch (failure)
         {
-            status = HttpStatus.SERVICE_UNAVAILABLE;
-            code = "unavailable";
-        }
-        else if (cause instanceof BrokerErrorException brokerError &&
-            (brokerError.code() == ErrorCode.NOT_LEADER || brokerError.code() == ErrorCode.UNAVAILABLE ||
-            brokerError.code() == ErrorCode.RESOURCE_EXHAUSTED || brokerError.code() == ErrorCode.TIMEOUT))
-        {
-            status = HttpStatus.SERVICE_UNAVAILABLE;
-            code = "unavailable";
-        }
-        else if (cause instanceof BrokerErrorException || cause instanceof MalformedResponseException ||
-            cause instanceof TransportException)
-        {
-            status = HttpStatus.BAD_GATEWAY;
-            code = "broker_error";
-        }
-        else
-        {
-            status = HttpStatus.INTERNAL_SERVER_ERROR;
-            code = "internal_error";
+            case TIMED_OUT, UNREACHABLE, UNAVAILABLE ->
+            {
+                status = HttpStatus.SERVICE_UNAVAILABLE;
+                code = "unavailable";
+            }
+            case REFUSED, MALFORMED, TRANSPORT ->
+            {
+                status = HttpStatus.BAD_GATEWAY;
+                code = "broker_error";
+            }
+            default ->
+            {
+                status = HttpStatus.INTERNAL_SERVER_ERROR;
+                code = "internal_error";
+            }
         }
         if (status != HttpStatus.SERVICE_UNAVAILABLE)
         {

@@ -1,5 +1,6 @@
 package io.sluice.gateway.security;
 
+import io.sluice.gateway.management.ManagementErrorBody;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,6 +1,7 @@
 package io.sluice.gateway.topology;
 
 import io.sluice.gateway.broker.BrokerClient;
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -16,7 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -213,8 +213,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         }
         else
         {
-            final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
-                error.getCause() : error;
+            final Throwable cause = BrokerFailure.unwrap(error);
             final String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
             views.set(brokerId, BrokerView.unreachable(reason, cause instanceof PeerUnreachableException, startedNanos));
             if (previous.reachable())

@@ -1,6 +1,6 @@
 package io.sluice.gateway.web;
 
-import io.sluice.gateway.security.ManagementErrorBody;
+import io.sluice.gateway.management.ManagementErrorBody;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ErrorReportValve;

@@ -1,10 +1,13 @@
 package io.sluice.gateway.web;
 
-import io.sluice.gateway.security.ManagementErrorBody;
+import io.sluice.gateway.management.ManagementErrorBody;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.filter.OncePerRequestFilter;
@@ -27,6 +30,20 @@ import java.util.regex.Pattern;
 public final class StrictQueryParameters extends OncePerRequestFilter
 {
     private final List<Rule> rules;
+
+    /**
+     * The filter for every path of one web context (the client port's, or a separate management port's), named
+     * {@code name}, after the management token check; the actuator's base path comes from the environment.
+     */
+    public static FilterRegistrationBean<StrictQueryParameters> registration(final String name, final Environment environment)
+    {
+        final FilterRegistrationBean<StrictQueryParameters> registration = new FilterRegistrationBean<>(
+            new StrictQueryParameters(environment.getProperty("management.endpoints.web.base-path", "/actuator")));
+        registration.setName(name);
+        registration.addUrlPatterns("/*");
+        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 20);
+        return registration;
+    }
 
     /** @param managementBasePath the actuator's base path, e.g. {@code /actuator}. */
     public StrictQueryParameters(final String managementBasePath)

@@ -1,7 +1,7 @@
 package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerErrorException;
-import io.sluice.gateway.security.ManagementException;
+import io.sluice.gateway.management.ManagementException;
 import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.ErrorCode;

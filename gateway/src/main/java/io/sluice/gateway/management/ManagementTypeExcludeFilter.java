@@ -1,4 +1,4 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
 import org.springframework.boot.context.TypeExcludeFilter;

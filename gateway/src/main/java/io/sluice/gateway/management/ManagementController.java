@@ -1,5 +1,6 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
+import io.sluice.gateway.security.ManagementAuthorizationFilter;
 import org.springframework.web.bind.annotation.RestController;
 
 import java.lang.annotation.Documented;

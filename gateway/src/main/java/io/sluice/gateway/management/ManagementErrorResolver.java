@@ -1,4 +1,4 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

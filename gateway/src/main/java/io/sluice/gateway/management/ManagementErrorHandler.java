@@ -1,4 +1,4 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
 import io.sluice.gateway.json.JsonSyntaxError;
 import org.slf4j.Logger;

@@ -1,5 +1,6 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
+import io.sluice.gateway.security.ManagementAuthorizationFilter;
 import io.sluice.gateway.web.ContainerErrorsAsJson;
 import io.sluice.gateway.web.StrictQueryParameters;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
@@ -46,12 +47,7 @@ public class ManagementWebConfiguration
     @Bean
     public FilterRegistrationBean<StrictQueryParameters> managementStrictQueryParameters(final Environment environment)
     {
-        final FilterRegistrationBean<StrictQueryParameters> registration = new FilterRegistrationBean<>(
-            new StrictQueryParameters(environment.getProperty("management.endpoints.web.base-path", "/actuator")));
-        registration.setName("managementStrictQueryParameters");
-        registration.addUrlPatterns("/*");
-        registration.setOrder(Ordered.HIGHEST_PRECEDENCE + 20);
-        return registration;
+        return StrictQueryParameters.registration("managementStrictQueryParameters", environment);
     }
 
     /** Tomcat's own errors on the management port as JSON, like on the client port. */

@@ -1,4 +1,4 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -11,7 +11,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 public final class ManagementTypeExcludeFilterInitializer
     implements ApplicationContextInitializer<ConfigurableApplicationContext>
 {
-    static final String BEAN_NAME = "io.sluice.gateway.security.managementTypeExcludeFilter";
+    static final String BEAN_NAME = "io.sluice.gateway.management.managementTypeExcludeFilter";
 
     @Override
     public void initialize(final ConfigurableApplicationContext context)

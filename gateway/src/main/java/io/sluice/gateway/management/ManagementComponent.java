@@ -1,4 +1,4 @@
-package io.sluice.gateway.security;
+package io.sluice.gateway.management;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
