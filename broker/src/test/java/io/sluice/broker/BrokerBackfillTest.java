@@ -68,7 +68,7 @@ class BrokerBackfillTest
         for (final int b : cluster.distribution.replicasOf(PARTITION))
         {
             await("exporter reset on broker " + b).atMost(Duration.ofSeconds(30))
-                .until(() -> cluster.brokers[b].partition(PARTITION).stateMachine().exporterPosition(EXPORTER) ==
+                .until(() -> cluster.brokers[b].partition(PARTITION).state().exporterPosition(EXPORTER) ==
                     lastSkipped);
         }
 
@@ -135,7 +135,7 @@ class BrokerBackfillTest
         setExporting(AdminRequestKind.RESUME_EXPORTING, 2);
         TestCluster.sleep(1000);
         assertThat(status(leader, "bf-3")).allSatisfy((t) -> assertThat(t.state).isEqualTo(BackfillState.CANCELLED));
-        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().compactionFloor())
+        assertThat(cluster.brokers[leader].partition(PARTITION).state().compactionFloor())
             .as("a cancelled backfill no longer holds records").isGreaterThan(20);
     }
 

@@ -39,7 +39,7 @@ class BrokerExporterRetryTest
         final int leader = cluster.awaitLeader(1);
         cluster.appendRecords(1, 30, 5, "r");
         TestCluster.sleep(1000);
-        assertThat(cluster.brokers[leader].partition(1).stateMachine().exporterPosition("sink")).isZero();
+        assertThat(cluster.brokers[leader].partition(1).state().exporterPosition("sink")).isZero();
 
         Files.delete(blocker);
         final Path file = sink.resolve("partition-1.jsonl");
@@ -51,6 +51,6 @@ class BrokerExporterRetryTest
             assertThat(lines.get(i)).startsWith("{\"partitionId\":1,\"position\":" + (i + 1) + ",\"key\":\"r-" + i + "\"");
         }
         await("acknowledged").atMost(Duration.ofSeconds(30)).until(() ->
-            cluster.brokers[leader].partition(1).stateMachine().exporterPosition("sink") == 30);
+            cluster.brokers[leader].partition(1).state().exporterPosition("sink") == 30);
     }
 }

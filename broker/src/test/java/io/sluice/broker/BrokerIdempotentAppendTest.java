@@ -112,7 +112,7 @@ class BrokerIdempotentAppendTest
     private long lastPosition()
     {
         final int leader = cluster.awaitLeader(PARTITION);
-        return cluster.brokers[leader].partition(PARTITION).stateMachine().lastPosition();
+        return cluster.brokers[leader].partition(PARTITION).state().lastPosition();
     }
 
     private long[] append(final long[] id, final long digest, final int records, final long windowMs)

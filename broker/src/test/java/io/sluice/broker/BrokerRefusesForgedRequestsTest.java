@@ -57,8 +57,8 @@ class BrokerRefusesForgedRequestsTest
         }
         for (final int b : cluster.distribution.replicasOf(PARTITION))
         {
-            assertThat(cluster.brokers[b].partition(PARTITION).stateMachine().exportingStateVersion()).isZero();
-            assertThat(cluster.brokers[b].partition(PARTITION).stateMachine().exportingState())
+            assertThat(cluster.brokers[b].partition(PARTITION).state().exportingStateVersion()).isZero();
+            assertThat(cluster.brokers[b].partition(PARTITION).state().exportingState())
                 .isEqualTo(ExportingState.EXPORTING);
         }
 
@@ -80,7 +80,7 @@ class BrokerRefusesForgedRequestsTest
         cluster.stopBroker(leader);
         cluster.startBroker(leader);
         cluster.awaitLeader(PARTITION);
-        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().exportingStateVersion())
+        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion())
             .isEqualTo(pauseVersion + 1);
     }
 
@@ -102,7 +102,7 @@ class BrokerRefusesForgedRequestsTest
             ErrorCode.INVALID_ARGUMENT);
         assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("a"), List.of(""))),
             ErrorCode.INVALID_ARGUMENT);
-        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().lastPosition()).isZero();
+        assertThat(cluster.brokers[leader].partition(PARTITION).state().lastPosition()).isZero();
 
         cluster.appendRecords(PARTITION, 3, 3, "real");
         cluster.awaitExported(PARTITION, 3);
@@ -124,7 +124,7 @@ class BrokerRefusesForgedRequestsTest
         final String bigPayload = "\"" + "x".repeat(RequestLimits.MAX_PAYLOAD_BYTES) + "\"";
         assertThat(assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("k"),
             List.of(bigPayload))), ErrorCode.INVALID_ARGUMENT).message()).contains("payload of " + bigPayload.length());
-        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().lastPosition()).isZero();
+        assertThat(cluster.brokers[leader].partition(PARTITION).state().lastPosition()).isZero();
 
         // A key at the limit exactly is taken.
         final String maxKey = "k".repeat(RequestLimits.MAX_KEY_BYTES);

@@ -103,7 +103,7 @@ class BrokerReplicationTest
             org.awaitility.Awaitility.await("broker " + b + " applied every record")
                 .atMost(java.time.Duration.ofSeconds(30))
                 .until(() -> broker.partitions().values().stream()
-                    .allMatch((partition) -> partition.stateMachine().lastPosition() == 5));
+                    .allMatch((partition) -> partition.state().lastPosition() == 5));
             final TopologyResponseDecoder topology = cluster.topology(b);
             final List<Integer> hosted = new ArrayList<>();
             for (final TopologyResponseDecoder.PartitionsDecoder partition : topology.partitions())

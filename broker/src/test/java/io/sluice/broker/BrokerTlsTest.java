@@ -66,19 +66,19 @@ class BrokerTlsTest
         {
             for (int b = 0; b < 3; b++)
             {
-                assertThat(cluster.brokers[b].partition(PARTITION).stateMachine().lastPosition()).isEqualTo(2L);
+                assertThat(cluster.brokers[b].partition(PARTITION).state().lastPosition()).isEqualTo(2L);
             }
         });
         client.send(cluster.address(leader), TestCluster.adminRequest(leader, PARTITION,
             AdminRequestKind.PAUSE_EXPORTING, 1), TestCluster.REQUEST_TIMEOUT).get(30, TimeUnit.SECONDS);
-        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().exportingStateVersion()).isEqualTo(1L);
+        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion()).isEqualTo(1L);
 
         // The plain client of the other tests is refused.
         assertThatThrownBy(() -> cluster.client.send(cluster.address(leader), TestCluster.adminRequest(leader, PARTITION,
             AdminRequestKind.RESUME_EXPORTING, 2), TestCluster.REQUEST_TIMEOUT).get(30, TimeUnit.SECONDS))
             .isInstanceOf(ExecutionException.class)
             .hasCauseInstanceOf(PeerUnreachableException.class);
-        assertThat(cluster.brokers[leader].partition(PARTITION).stateMachine().exportingStateVersion()).isEqualTo(1L);
+        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion()).isEqualTo(1L);
         assertThat(cluster.brokers[leader].certificateExpiresSoon()).isFalse();
     }
 
@@ -100,7 +100,7 @@ class BrokerTlsTest
             TestCluster.REQUEST_TIMEOUT).get(30, TimeUnit.SECONDS);
         cluster.awaitExported(PARTITION, 1);
         TestCluster.sleep(3000);
-        assertThat(cluster.brokers[2].partition(PARTITION).stateMachine().lastPosition()).isZero();
+        assertThat(cluster.brokers[2].partition(PARTITION).state().lastPosition()).isZero();
         assertThat(cluster.brokers[2].partition(PARTITION).status().role()).isNotEqualTo(PartitionRole.LEADER);
         assertThat(cluster.brokers[2].certificateExpiresSoon()).isTrue();
     }

@@ -48,7 +48,7 @@ class KafkaExporterRetryingTest
         assertThat(status.lastError()).startsWith("kafka 127.0.0.1:" + refusingPort + " topic sluice-records: ")
             .containsPattern("\\d+ of \\d+ records not acknowledged from position 1: TimeoutException: ");
         assertThat(status.acknowledgedPosition()).isZero();
-        assertThat(cluster.brokers[leader].partition(1).stateMachine().exporterPosition("events")).isZero();
+        assertThat(cluster.brokers[leader].partition(1).state().exporterPosition("events")).isZero();
     }
 
     private ExporterStatus status(final int leader)

@@ -1,6 +1,6 @@
 package io.sluice.broker;
 
-import io.sluice.broker.partition.PartitionStateMachine;
+import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ExportingState;
 import org.junit.jupiter.api.AutoClose;
@@ -65,7 +65,7 @@ class WipedReplicaCatchUpTest
         final int survivor = (leader + 2) % 3;
         cluster.adminAll(AdminRequestKind.PAUSE_EXPORTING, 1);
         cluster.appendRecords(partitionId, records, 4, "a");
-        final PartitionStateMachine survivorReplica = cluster.brokers[survivor].partition(partitionId).stateMachine();
+        final PartitionState survivorReplica = cluster.brokers[survivor].partition(partitionId).state();
         await("survivor " + survivor + " holds " + records + " records").atMost(Duration.ofSeconds(30))
             .until(() -> survivorReplica.lastPosition() == records);
 
@@ -83,13 +83,13 @@ class WipedReplicaCatchUpTest
 
         cluster.startBroker(leader);
         final int newLeader = cluster.awaitLeader(partitionId);
-        final PartitionStateMachine rejoined = cluster.brokers[wiped].partition(partitionId).stateMachine();
+        final PartitionState rejoined = cluster.brokers[wiped].partition(partitionId).state();
         await("wiped broker " + wiped + " caught up with leader " + newLeader).atMost(Duration.ofSeconds(60))
             .pollInterval(Duration.ofMillis(100))
             .until(() -> rejoined.lastPosition() == records);
         for (int b = 0; b < 3; b++)
         {
-            final PartitionStateMachine replica = cluster.brokers[b].partition(partitionId).stateMachine();
+            final PartitionState replica = cluster.brokers[b].partition(partitionId).state();
             assertThat(replica.exportingState()).as("broker " + b).isEqualTo(ExportingState.PAUSED);
             assertThat(replica.exportedPosition()).as("broker " + b).isZero();
         }
@@ -106,7 +106,7 @@ class WipedReplicaCatchUpTest
         cluster.appendRecords(partitionId, records, 4, "a", awaitPurge ? 2000 : 0);
         for (int b = 0; b < 3; b++)
         {
-            final PartitionStateMachine replica = cluster.brokers[b].partition(partitionId).stateMachine();
+            final PartitionState replica = cluster.brokers[b].partition(partitionId).state();
             await("broker " + b + " holds " + records + " records").atMost(Duration.ofSeconds(30))
                 .until(() -> replica.lastPosition() == records);
         }
@@ -124,7 +124,7 @@ class WipedReplicaCatchUpTest
         assertThat(cluster.leaderOf(partitionId)).isEqualTo(leader);
 
         // Nothing is appended from here on: the partition stays idle while the replica rejoins.
-        final PartitionStateMachine rejoined = cluster.brokers[wiped].partition(partitionId).stateMachine();
+        final PartitionState rejoined = cluster.brokers[wiped].partition(partitionId).state();
         await("wiped broker " + wiped + " caught up with leader " + leader).atMost(Duration.ofSeconds(60))
             .pollInterval(Duration.ofMillis(100))
             .until(() -> rejoined.lastPosition() == records);

@@ -25,7 +25,7 @@ public final class PartitionBackfills implements AutoCloseable
     private static final Logger LOG = LoggerFactory.getLogger(PartitionBackfills.class);
 
     /** What the backfill apply path reads and changes of the partition's replicated state. */
-    public interface PartitionState
+    public interface StateView
     {
         Set<String> exporterIds();
 
@@ -41,7 +41,7 @@ public final class PartitionBackfills implements AutoCloseable
 
     private final int brokerId;
     private final int partitionId;
-    private final PartitionState state;
+    private final StateView state;
     private final BackfillRegistry registry = new BackfillRegistry();
     private final BackfillSupervisor supervisor;
     private final BackfillCommandHandler handler;
@@ -55,7 +55,7 @@ public final class PartitionBackfills implements AutoCloseable
     public PartitionBackfills(
         final int brokerId,
         final int partitionId,
-        final PartitionState state,
+        final StateView state,
         final BackfillRecordSource source,
         final BackfillExporterFactory exporters,
         final BackfillReplicator replicator,

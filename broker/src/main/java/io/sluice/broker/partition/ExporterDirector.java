@@ -31,12 +31,13 @@ import java.util.function.Function;
  * position on, in position order. A failing exporter retries the same record with backoff and never skips
  * it. Acknowledged positions are replicated periodically in one entry for all exporters.
  * <p>
- * Nothing is exported while the partition is paused: each record is exported under the state machine's
+ * Nothing is exported while the partition is paused: each record is exported under the partition state's
  * export gate after checking the state, and a pause is applied under that gate. The director starts only
  * once the new leader has applied everything committed before its term, so it sees a committed pause.
  * <p>
- * Thread-safety: {@link #start} and {@link #stop} from Ratis threads; the work runs on the broker's
- * exporter scheduler, one run of this director at a time (guarded by this object's monitor).
+ * Thread-safety: {@link #start} and {@link #stop} run on the broker's exporter scheduler (Ratis callbacks hop
+ * there) or on the thread handing a leadership over, as does the work, one run of this director at a time
+ * (guarded by this object's monitor).
  */
 public final class ExporterDirector
 {
@@ -52,7 +53,7 @@ public final class ExporterDirector
 
     private final int brokerId;
     private final int partitionId;
-    private final PartitionStateMachine stateMachine;
+    private final PartitionState state;
     private final Map<String, ExporterConfig> configs;
     private final ExporterRegistry registry;
     private final Path dataDir;
@@ -74,7 +75,7 @@ public final class ExporterDirector
     public ExporterDirector(
         final int brokerId,
         final int partitionId,
-        final PartitionStateMachine stateMachine,
+        final PartitionState state,
         final Map<String, ExporterConfig> configs,
         final ExporterRegistry registry,
         final Path dataDir,
@@ -86,7 +87,7 @@ public final class ExporterDirector
         this.leaderTerm = leaderTerm;
         this.brokerId = brokerId;
         this.partitionId = partitionId;
-        this.stateMachine = stateMachine;
+        this.state = state;
         this.configs = Map.copyOf(configs);
         this.registry = registry;
         this.dataDir = dataDir;
@@ -111,7 +112,7 @@ public final class ExporterDirector
         }
         active = true;
         LOG.info("partition {} on broker {}: exporters {} start in term {} (state {})",
-            partitionId, brokerId, configs.keySet(), leaderTerm, stateMachine.exportingState());
+            partitionId, brokerId, configs.keySet(), leaderTerm, state.exportingState());
         task = scheduler.scheduleWithFixedDelay(this::doWork, 0, IDLE_DELAY_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -219,7 +220,7 @@ public final class ExporterDirector
         try
         {
             final long nowMs = System.currentTimeMillis();
-            if (stateMachine.exportingState() != ExportingState.PAUSED)
+            if (state.exportingState() != ExportingState.PAUSED)
             {
                 for (final Container container : containers)
                 {
@@ -236,7 +237,7 @@ public final class ExporterDirector
 
     private void submitPositions(final long nowMs)
     {
-        if (ackInFlight || nowMs < nextAckSubmitMs || stateMachine.exportingState() != ExportingState.EXPORTING)
+        if (ackInFlight || nowMs < nextAckSubmitMs || state.exportingState() != ExportingState.EXPORTING)
         {
             return;
         }
@@ -244,7 +245,7 @@ public final class ExporterDirector
         for (final Container container : containers)
         {
             final long acked = container.acknowledged.get();
-            if (acked > stateMachine.exporterPosition(container.config.id()))
+            if (acked > state.exporterPosition(container.config.id()))
             {
                 if (advanced == null)
                 {
@@ -303,7 +304,7 @@ public final class ExporterDirector
             this.config = config;
             this.maxBackoffMs = ExporterRegistry.maxBackoffMs(config);
             this.backoffMs = Math.min(MIN_BACKOFF_MS, maxBackoffMs);
-            final long replicated = stateMachine.exporterPosition(config.id());
+            final long replicated = state.exporterPosition(config.id());
             this.acknowledged.set(replicated);
             this.nextPosition = replicated + 1;
         }
@@ -382,10 +383,10 @@ public final class ExporterDirector
          */
         private void flush() throws Exception
         {
-            stateMachine.exportGate().lock();
+            state.exportGate().lock();
             try
             {
-                if (!active || stateMachine.exportingState() == ExportingState.PAUSED)
+                if (!active || state.exportingState() == ExportingState.PAUSED)
                 {
                     return;
                 }
@@ -395,7 +396,7 @@ public final class ExporterDirector
             }
             finally
             {
-                stateMachine.exportGate().unlock();
+                state.exportGate().unlock();
             }
         }
 
@@ -404,9 +405,9 @@ public final class ExporterDirector
             while (active)
             {
                 // After a reset to latest the replicated position jumps past the backfilled range: follow it.
-                nextPosition = Math.max(nextPosition, stateMachine.exporterPosition(config.id()) + 1);
+                nextPosition = Math.max(nextPosition, state.exporterPosition(config.id()) + 1);
                 batch.clear();
-                final int read = stateMachine.recordLog().read(nextPosition, BATCH_RECORDS, batch);
+                final int read = state.recordLog().read(nextPosition, BATCH_RECORDS, batch);
                 if (read == 0)
                 {
                     return;
@@ -414,10 +415,10 @@ public final class ExporterDirector
                 for (int i = 0; i < read; i++)
                 {
                     final CommittedRecordView record = batch.select(i);
-                    stateMachine.exportGate().lock();
+                    state.exportGate().lock();
                     try
                     {
-                        if (!active || stateMachine.exportingState() == ExportingState.PAUSED ||
+                        if (!active || state.exportingState() == ExportingState.PAUSED ||
                             leaderTerm.getAsLong() != term)
                         {
                             return;
@@ -426,7 +427,7 @@ public final class ExporterDirector
                     }
                     finally
                     {
-                        stateMachine.exportGate().unlock();
+                        state.exportGate().unlock();
                     }
                     nextPosition = record.position() + 1;
                 }

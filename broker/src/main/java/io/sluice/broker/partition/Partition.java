@@ -100,6 +100,8 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final RaftGroup group;
     private final RaftPeerId selfId;
     private final PartitionStateMachine stateMachine;
+    /** The replicated state the state machine applies to (the same object for the replica's whole life). */
+    private final PartitionState state;
     private final ExporterDirector director;
     private final PartitionBackfills backfills;
     private final RaftProperties clientProperties;
@@ -157,15 +159,16 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.batcher = new AppendBatcher(partitionId, this::appendEntry, System::currentTimeMillis);
         this.clientParameters = clientParameters;
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
-        this.director = new ExporterDirector(brokerId, partitionId, stateMachine, exporters, registry, dataDir,
+        this.state = stateMachine.state();
+        this.director = new ExporterDirector(brokerId, partitionId, state, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
         this.exporterScheduler = exporterScheduler;
-        this.backfills = new PartitionBackfills(brokerId, partitionId, stateMachine,
-            new RecordLogBackfillSource(partitionId, stateMachine::recordLog),
+        this.backfills = new PartitionBackfills(brokerId, partitionId, state,
+            new RecordLogBackfillSource(partitionId, state::recordLog),
             new SpiBackfillExporterFactory(brokerId, dataDir, exporters, registry),
             this::replicateBackfill,
-            ExportingSwitch.underLock(stateMachine.exportGate(), stateMachine::exportingState),
-            () -> stateMachine.exportingState() == ExportingState.PAUSED,
+            ExportingSwitch.underLock(state.exportGate(), state::exportingState),
+            () -> state.exportingState() == ExportingState.PAUSED,
             backfillConfig,
             Clock.systemUTC());
         stateMachine.backfills(backfills);
@@ -234,6 +237,12 @@ public final class Partition implements PartitionListener, AutoCloseable
     public PartitionStateMachine stateMachine()
     {
         return stateMachine;
+    }
+
+    /** The partition's replicated state on this replica (what the state machine applies to). */
+    public PartitionState state()
+    {
+        return state;
     }
 
     public ExporterDirector director()
@@ -485,7 +494,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     public CompletableFuture<Void> changeExportingState(
         final ExportingState state, final long version, final boolean leaderTargeted)
     {
-        if (stateMachine.exportingStateVersion() >= version)
+        if (this.state.exportingStateVersion() >= version)
         {
             return CompletableFuture.completedFuture(null);
         }
@@ -506,7 +515,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         // Follower: the leader's own request usually commits this version within a round trip; answer from the
         // applied state then, and forward the entry only when it does not show up (the sender's leader was stale).
-        return stateMachine.awaitExportingStateVersion(version, FOLLOWER_WAIT_MS).thenCompose((applied) -> applied ?
+        return this.state.awaitExportingStateVersion(version, FOLLOWER_WAIT_MS).thenCompose((applied) -> applied ?
             CompletableFuture.completedFuture(null) : commitExportingState(submitThroughClient(entry)));
     }
 
@@ -1001,10 +1010,10 @@ public final class Partition implements PartitionListener, AutoCloseable
             leaderId = brokerIdOf(info.getLeaderId());
         }
         final Map<String, Long> positions = new LinkedHashMap<>();
-        stateMachine.exporterIds().stream().sorted()
-            .forEach((id) -> positions.put(id, stateMachine.exporterPosition(id)));
-        return new PartitionStatus(partitionId, role, term, leaderId, stateMachine.exportingState(),
-            stateMachine.exportingStateVersion(), stateMachine.lastPosition(), stateMachine.exportedPosition(),
+        state.exporterIds().stream().sorted()
+            .forEach((id) -> positions.put(id, state.exporterPosition(id)));
+        return new PartitionStatus(partitionId, role, term, leaderId, state.exportingState(),
+            state.exportingStateVersion(), state.lastPosition(), state.exportedPosition(),
             positions);
     }
 

@@ -46,7 +46,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * getters are safe from any thread. {@link #exportGate()} is held while an exporting state change is applied,
  * so an exporter that exports under the gate never exports after a pause has been applied.
  */
-public final class PartitionState implements PartitionBackfills.PartitionState
+public final class PartitionState implements PartitionBackfills.StateView
 {
     /** What the state tells its partition while applying; called on the apply thread: must not block. */
     public interface Listener

@@ -43,7 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>
  * Thread-safety: Ratis applies entries and takes snapshots on one thread; getters are safe from any thread.
  */
-public final class PartitionStateMachine extends BaseStateMachine implements PartitionBackfills.PartitionState
+public final class PartitionStateMachine extends BaseStateMachine
 {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionStateMachine.class);
 
@@ -255,73 +255,6 @@ public final class PartitionStateMachine extends BaseStateMachine implements Par
     public void notifyNotLeader(final Collection<TransactionContext> pendingEntries)
     {
         listener.onLeaderChanged(partitionId, null);
-    }
-
-    // ------------------------------------------------------------------- the state's, for the partition's callers
-
-    public int partitionId()
-    {
-        return partitionId;
-    }
-
-    public RecordLog recordLog()
-    {
-        return state.recordLog();
-    }
-
-    @Override
-    public long lastPosition()
-    {
-        return state.lastPosition();
-    }
-
-    public ExportingState exportingState()
-    {
-        return state.exportingState();
-    }
-
-    public long exportingStateVersion()
-    {
-        return state.exportingStateVersion();
-    }
-
-    /** See {@link PartitionState#exportGate()}. */
-    public ReentrantLock exportGate()
-    {
-        return state.exportGate();
-    }
-
-    @Override
-    public long exporterPosition(final String exporterId)
-    {
-        return state.exporterPosition(exporterId);
-    }
-
-    @Override
-    public void advanceExporterPosition(final String exporterId, final long position)
-    {
-        state.advanceExporterPosition(exporterId, position);
-    }
-
-    public long exportedPosition()
-    {
-        return state.exportedPosition();
-    }
-
-    public long compactionFloor()
-    {
-        return state.compactionFloor();
-    }
-
-    @Override
-    public Set<String> exporterIds()
-    {
-        return state.exporterIds();
-    }
-
-    public CompletableFuture<Boolean> awaitExportingStateVersion(final long version, final long timeoutMs)
-    {
-        return state.awaitExportingStateVersion(version, timeoutMs);
     }
 
     /** See {@link AppendReplies#decode}. */

@@ -39,7 +39,7 @@ import static org.awaitility.Awaitility.await;
  * apply thread (standing in for the Raft log), over a real record log and the real file exporter.
  */
 @Timeout(60)
-class PartitionBackfillsTest implements PartitionBackfills.PartitionState
+class PartitionBackfillsTest implements PartitionBackfills.StateView
 {
     private static final int PARTITION = 4;
 

@@ -177,9 +177,9 @@ public final class ExporterKafkaBenchmark
         double round(final BenchmarkRun run, final String name, final int records) throws Exception
         {
             partition.changeExportingState(ExportingState.PAUSED, ++stateVersion, false).get(30, TimeUnit.SECONDS);
-            final long first = partition.stateMachine().lastPosition() + 1;
+            final long first = partition.state().lastPosition() + 1;
             write(records);
-            final long last = partition.stateMachine().lastPosition();
+            final long last = partition.state().lastPosition();
             if (last - first + 1 != records)
             {
                 throw new IllegalStateException("wrote " + records + " records but positions " + first + ".." + last);

@@ -7,7 +7,7 @@ import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
 import io.sluice.broker.partition.Partition;
-import io.sluice.broker.partition.PartitionStateMachine;
+import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
@@ -183,7 +183,7 @@ public final class WritesBenchmark
         final InetSocketAddress address = new InetSocketAddress("127.0.0.1",
             distribution.commandAddress(leader).getPort());
         final MessageWriter plainRequest = appendRequest(batch);
-        final PartitionStateMachine state = brokers.get(leader).partition(1).stateMachine();
+        final PartitionState state = brokers.get(leader).partition(1).state();
         final AtomicLong ids = new AtomicLong();
         return new Side()
         {
