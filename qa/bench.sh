@@ -19,9 +19,10 @@ class="$(echo "$name" | awk -F- '{ for (i = 1; i <= NF; i++) printf "%s", touppe
 
 if [ "${SLUICE_BENCH_BUILD:-all}" != "none" ]; then
   echo "bench.sh: building qa and what it needs ..."
-  if ! mvn -B -q -o -DskipTests install -pl qa -am; then
+  # package, not install: in one reactor build the classpath names the modules' own jars, and nothing lands in ~/.m2
+  if ! mvn -B -q -o -DskipTests package -pl qa -am; then
     echo "bench.sh: offline build failed, retrying online ..." >&2
-    mvn -B -q -DskipTests install -pl qa -am
+    mvn -B -q -DskipTests package -pl qa -am
   fi
 fi
 
