@@ -109,9 +109,10 @@ class LeaderBalanceTest
         assertThat(notLeader.leaderId()).isEqualTo(away);
 
         final RebalanceResponseDecoder answer = rebalance(away, 1);
+        final String reason = answer.reason();
         assertThat(answer.preferredBrokerId()).isZero();
-        assertThat(answer.leaderId()).isZero();
-        assertThat(answer.reason()).isEmpty();
+        assertThat(answer.leaderId()).as("leader after the rebalance (reason: %s)", reason).isZero();
+        assertThat(reason).isEmpty();
         await("broker 0 leads partition 1 with its exporters").atMost(Duration.ofSeconds(10))
             .until(() -> cluster.leaderOf(1) == 0);
         // Asked again, the preferred leader answers at once that it already leads.

@@ -1,12 +1,13 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
-import io.sluice.broker.partition.AppendEntries;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.AppendBatcher;
+import io.sluice.broker.partition.AppendEntries;
 import io.sluice.broker.partition.Partition;
 import io.sluice.broker.partition.PartitionException;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestDecoder;
 import io.sluice.protocol.codecs.AppendRequestDecoder;
 import io.sluice.protocol.codecs.BackfillRequestDecoder;
@@ -180,7 +181,7 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
-        final Partition.PartitionStatus status = partition.status();
+        final PartitionStatus status = partition.status();
         response.respond(ResponseWriters.exportersStatus(partitionId, status.exportingState(), status.lastPosition(),
             partition.director().exporterStatuses()));
     }
@@ -420,7 +421,7 @@ public final class CommandApi implements RequestHandler
                 "topology request for broker " + requestBroker + " reached broker " + brokerId));
             return;
         }
-        final List<Partition.PartitionStatus> statuses = new ArrayList<>(partitions.size());
+        final List<PartitionStatus> statuses = new ArrayList<>(partitions.size());
         partitions.keySet().stream().sorted().forEach((id) -> statuses.add(partitions.get(id).status()));
         response.respond(ResponseWriters.topology(brokerId, statuses));
     }

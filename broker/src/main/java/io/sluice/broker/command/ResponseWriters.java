@@ -1,8 +1,8 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.partition.ExporterStatus;
-import io.sluice.broker.partition.Partition.PartitionStatus;
 import io.sluice.broker.partition.Partition.RebalanceOutcome;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;
 import io.sluice.protocol.codecs.BooleanType;

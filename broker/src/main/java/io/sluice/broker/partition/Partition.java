@@ -2,8 +2,8 @@ package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillEntry;
-import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
+import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.backfill.RecordLogBackfillSource;
 import io.sluice.broker.backfill.SpiBackfillExporterFactory;
@@ -13,6 +13,7 @@ import io.sluice.broker.log.codecs.BackfillEntryEncoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
@@ -1017,19 +1018,6 @@ public final class Partition implements PartitionListener, AutoCloseable
             positions);
     }
 
-    /** A replica's view of its partition, as the topology and admin answers carry it. */
-    public record PartitionStatus(
-        int partitionId,
-        PartitionRole role,
-        long term,
-        int leaderId,
-        ExportingState exportingState,
-        long exportingStateVersion,
-        long lastPosition,
-        long exportedPosition,
-        Map<String, Long> exporterPositions)
-    {
-    }
 
     @Override
     public void close()

@@ -8,6 +8,7 @@ import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.message.RequestLimits;
@@ -194,7 +195,7 @@ public class BackfillService
         boolean anyStatus = false;
         for (final PartitionReplica replica : topology.distribution().replicas())
         {
-            final Optional<BrokerTopology.PartitionStatus> status = topology.status(replica);
+            final Optional<PartitionStatus> status = topology.status(replica);
             if (status.isPresent())
             {
                 anyStatus = true;
@@ -286,7 +287,7 @@ public class BackfillService
         for (final Map.Entry<Integer, Integer> leader : leaders.entrySet())
         {
             final int partitionId = leader.getKey();
-            final BrokerTopology.PartitionStatus status =
+            final PartitionStatus status =
                 topology.status(new PartitionReplica(leader.getValue(), partitionId)).orElse(null);
             final Long exported = status == null ? null : status.exporterPositions().get(exporterId);
             if (exported == null || exported < 0 || status.lastPosition() < 0)

@@ -1,6 +1,7 @@
 package io.sluice.gateway.broker;
 
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
@@ -82,7 +83,7 @@ final class ResponseDecoders
             {
                 throw new MalformedResponseException(what + ": answered as broker " + topology.brokerId());
             }
-            final List<BrokerTopology.PartitionStatus> partitions = new ArrayList<>();
+            final List<PartitionStatus> partitions = new ArrayList<>();
             for (final TopologyResponseDecoder.PartitionsDecoder p : topology.partitions())
             {
                 final int partitionId = p.partitionId();
@@ -106,7 +107,7 @@ final class ResponseDecoders
                 {
                     throw new MalformedResponseException(what + ": partition " + partitionId + " has unknown role " + p.roleRaw());
                 }
-                partitions.add(new BrokerTopology.PartitionStatus(partitionId, role, term, leaderId,
+                partitions.add(new PartitionStatus(partitionId, role, term, leaderId,
                     exportingState == ExportingState.SBE_UNKNOWN || exportingState == ExportingState.NULL_VAL ?
                         null : exportingState,
                     stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions)));

@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 import org.springframework.beans.factory.annotation.Value;
@@ -147,9 +148,9 @@ public class ExportersService
             }
         }
         // Not asked, or its leader's exporters are not running (yet): what the replicas replicated.
-        final Optional<BrokerTopology.PartitionStatus> replicated = replicated(partitionId);
+        final Optional<PartitionStatus> replicated = replicated(partitionId);
         final long position = replicated.map(s -> s.exporterPositions().getOrDefault(exporterId, -1L)).orElse(-1L);
-        final long last = replicated.map(BrokerTopology.PartitionStatus::lastPosition).orElse(-1L);
+        final long last = replicated.map(PartitionStatus::lastPosition).orElse(-1L);
         final String why = answer.error() != null ? answer.error() :
             "exporter " + exporterId + " is not running on partition " + partitionId + "'s leader";
         return new ExportersView.Partition(partitionId, position, position < 0 || last < 0 ? -1 : lag(last, position),
@@ -175,12 +176,12 @@ public class ExportersService
     }
 
     /** The reachable replica's report of the partition with the highest replicated positions. */
-    private Optional<BrokerTopology.PartitionStatus> replicated(final int partitionId)
+    private Optional<PartitionStatus> replicated(final int partitionId)
     {
-        BrokerTopology.PartitionStatus best = null;
+        PartitionStatus best = null;
         for (final int brokerId : topology.distribution().replicasOf(partitionId))
         {
-            final Optional<BrokerTopology.PartitionStatus> status =
+            final Optional<PartitionStatus> status =
                 topology.status(new PartitionReplica(brokerId, partitionId));
             if (status.isPresent() && (best == null || status.get().lastPosition() > best.lastPosition()))
             {

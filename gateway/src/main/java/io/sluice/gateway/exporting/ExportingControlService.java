@@ -9,6 +9,7 @@ import io.sluice.gateway.metrics.ExportingOperationListener;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import org.slf4j.Logger;
@@ -125,7 +126,7 @@ public class ExportingControlService
         String common = null;
         for (final PartitionReplica replica : topology.distribution().replicas())
         {
-            final Optional<BrokerTopology.PartitionStatus> reported =
+            final Optional<PartitionStatus> reported =
                 topology.isReachable(replica.brokerId()) ? topology.status(replica) : Optional.empty();
             final ExportingStatus.PairStatus pair = reported
                 .map(status -> pairStatus(replica, status))
@@ -147,7 +148,7 @@ public class ExportingControlService
      * than that answer's (positions only move forward, so the higher of the two is the fresher).
      */
     private ExportingStatus.PairStatus pairStatus(
-        final PartitionReplica replica, final BrokerTopology.PartitionStatus polled)
+        final PartitionReplica replica, final PartitionStatus polled)
     {
         final AdminResult answer = answered.get(replica);
         if (answer != null && polled.exportingStateVersion() >= answer.version())
@@ -257,7 +258,7 @@ public class ExportingControlService
         long highest = 0;
         for (final PartitionReplica replica : topology.distribution().replicas())
         {
-            final Optional<BrokerTopology.PartitionStatus> status = topology.status(replica);
+            final Optional<PartitionStatus> status = topology.status(replica);
             if (status.isPresent())
             {
                 highest = Math.max(highest, status.get().exportingStateVersion());
@@ -361,7 +362,7 @@ public class ExportingControlService
         return message == null || message.isBlank() ? name : name + ": " + message;
     }
 
-    private static String roleName(final BrokerTopology.PartitionStatus status)
+    private static String roleName(final PartitionStatus status)
     {
         if (status.role() == null)
         {

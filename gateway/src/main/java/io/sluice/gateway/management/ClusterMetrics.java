@@ -7,6 +7,7 @@ import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import org.springframework.stereotype.Component;
 
 import java.util.Optional;
@@ -98,7 +99,7 @@ public class ClusterMetrics implements MeterBinder
         final int leader = topology.leaderOf(partitionId).orElse(-1);
         if (leader >= 0)
         {
-            final Optional<BrokerTopology.PartitionStatus> status = topology.status(new PartitionReplica(leader, partitionId));
+            final Optional<PartitionStatus> status = topology.status(new PartitionReplica(leader, partitionId));
             if (status.isPresent())
             {
                 return last ? status.get().lastPosition() : status.get().exportedPosition();
@@ -107,7 +108,7 @@ public class ClusterMetrics implements MeterBinder
         long best = -1;
         for (final int brokerId : topology.distribution().replicasOf(partitionId))
         {
-            final Optional<BrokerTopology.PartitionStatus> status = topology.status(new PartitionReplica(brokerId, partitionId));
+            final Optional<PartitionStatus> status = topology.status(new PartitionReplica(brokerId, partitionId));
             if (status.isPresent())
             {
                 best = Math.max(best, last ? status.get().lastPosition() : status.get().exportedPosition());

@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.gateway.topology.PolledClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionStatus;
 import org.springframework.stereotype.Service;
 
 import java.net.InetSocketAddress;
@@ -64,11 +65,11 @@ public class ClusterViewService
             boolean allReachable = true;
             for (final int brokerId : distribution.replicasOf(p))
             {
-                final Optional<BrokerTopology.PartitionStatus> status =
+                final Optional<PartitionStatus> status =
                     topology.status(new io.sluice.protocol.cluster.PartitionReplica(brokerId, p));
                 if (status.isPresent())
                 {
-                    final BrokerTopology.PartitionStatus s = status.get();
+                    final PartitionStatus s = status.get();
                     replicas.add(new ClusterView.Replica(brokerId, s.role().name(), s.term(), true, s.leaderId(),
                         s.lastPosition(), s.exportedPosition()));
                 }

@@ -3,6 +3,7 @@ package io.sluice.gateway.metrics;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
 
 import java.util.Optional;
@@ -24,7 +25,7 @@ public final class ExportingFigures
     /** The name of the pair's current state, one of {@link #STATES}. */
     public static String stateOf(final ClusterTopology topology, final PartitionReplica replica)
     {
-        final Optional<BrokerTopology.PartitionStatus> status =
+        final Optional<PartitionStatus> status =
             topology.isReachable(replica.brokerId()) ? topology.status(replica) : Optional.empty();
         if (status.isEmpty())
         {
@@ -49,7 +50,7 @@ public final class ExportingFigures
     }
 
     /** The partition's status as its leader reported it, empty if no leader is known or reachable. */
-    public static Optional<BrokerTopology.PartitionStatus> leaderStatus(final ClusterTopology topology, final int partitionId)
+    public static Optional<PartitionStatus> leaderStatus(final ClusterTopology topology, final int partitionId)
     {
         final OptionalInt leader = topology.leaderOf(partitionId);
         if (leader.isEmpty() || !topology.isReachable(leader.getAsInt()))
@@ -62,7 +63,7 @@ public final class ExportingFigures
     /** The exporter's acknowledged position on the partition as the leader reports it, NaN when unknown. */
     public static double exporterPosition(final ClusterTopology topology, final int partitionId, final String exporterId)
     {
-        final Optional<BrokerTopology.PartitionStatus> status = leaderStatus(topology, partitionId);
+        final Optional<PartitionStatus> status = leaderStatus(topology, partitionId);
         if (status.isEmpty() || status.get().exporterPositions() == null)
         {
             return Double.NaN;
@@ -77,7 +78,7 @@ public final class ExportingFigures
      */
     public static double lag(final ClusterTopology topology, final int partitionId, final String exporterId)
     {
-        final Optional<BrokerTopology.PartitionStatus> status = leaderStatus(topology, partitionId);
+        final Optional<PartitionStatus> status = leaderStatus(topology, partitionId);
         if (status.isEmpty() || status.get().exporterPositions() == null || status.get().lastPosition() < 0)
         {
             return Double.NaN;

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import org.springframework.stereotype.Component;
 
 import java.util.ArrayList;
@@ -76,7 +77,7 @@ public class ExportingGauges implements MeterBinder
         for (int p = 1; p <= topology.distribution().partitionCount(); p++)
         {
             final int partitionId = p;
-            final Optional<BrokerTopology.PartitionStatus> status = ExportingFigures.leaderStatus(topology, partitionId);
+            final Optional<PartitionStatus> status = ExportingFigures.leaderStatus(topology, partitionId);
             if (status.isEmpty() || status.get().exporterPositions() == null)
             {
                 continue;

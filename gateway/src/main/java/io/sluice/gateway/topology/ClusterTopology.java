@@ -3,6 +3,7 @@ package io.sluice.gateway.topology;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -29,7 +30,7 @@ public interface ClusterTopology
     }
 
     /** The latest state the replica's broker reported for it, or empty if its broker is unreachable. */
-    Optional<BrokerTopology.PartitionStatus> status(PartitionReplica replica);
+    Optional<PartitionStatus> status(PartitionReplica replica);
 
     /** The leader of the partition as last reported by a reachable replica with the highest term. */
     OptionalInt leaderOf(int partitionId);

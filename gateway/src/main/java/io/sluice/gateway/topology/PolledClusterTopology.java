@@ -5,6 +5,7 @@ import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import org.slf4j.Logger;
@@ -99,7 +100,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     }
 
     @Override
-    public Optional<BrokerTopology.PartitionStatus> status(final PartitionReplica replica)
+    public Optional<PartitionStatus> status(final PartitionReplica replica)
     {
         if (!distribution.contains(replica))
         {
@@ -121,7 +122,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         for (final int brokerId : distribution.replicasOf(partitionId))
         {
             final BrokerView view = views.get(brokerId);
-            final BrokerTopology.PartitionStatus status = view.reachable() ? view.partitions().get(partitionId) : null;
+            final PartitionStatus status = view.reachable() ? view.partitions().get(partitionId) : null;
             if (status != null && status.role() == PartitionRole.LEADER && status.term() > leaderTerm)
             {
                 leader = brokerId;
@@ -195,8 +196,8 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         final BrokerView previous = views.get(brokerId);
         if (error == null)
         {
-            final Map<Integer, BrokerTopology.PartitionStatus> partitions = new HashMap<>();
-            for (final BrokerTopology.PartitionStatus status : topology.partitions())
+            final Map<Integer, PartitionStatus> partitions = new HashMap<>();
+            for (final PartitionStatus status : topology.partitions())
             {
                 // Only the pairs of the static distribution count; a stray group must not confuse routing.
                 if (distribution.contains(brokerId, status.partitionId()))
@@ -231,7 +232,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     /** One broker as last polled. Immutable. */
     private record BrokerView(
         boolean reachable,
-        Map<Integer, BrokerTopology.PartitionStatus> partitions,
+        Map<Integer, PartitionStatus> partitions,
         String failure,
         boolean connectionFailed,
         long polledAtNanos)

@@ -5,6 +5,7 @@ import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
@@ -104,7 +105,7 @@ final class FakeBackfillCluster implements ClusterTopology, BackfillClient
     }
 
     @Override
-    public Optional<BrokerTopology.PartitionStatus> status(final PartitionReplica replica)
+    public Optional<PartitionStatus> status(final PartitionReplica replica)
     {
         if (!isReachable(replica.brokerId()) || !distribution.contains(replica))
         {
@@ -113,7 +114,7 @@ final class FakeBackfillCluster implements ClusterTopology, BackfillClient
         final int p = replica.partitionId();
         final Integer leader = leaders.get(p);
         final boolean leads = leader != null && leader == replica.brokerId();
-        return Optional.of(new BrokerTopology.PartitionStatus(p, leads ? PartitionRole.LEADER : PartitionRole.FOLLOWER,
+        return Optional.of(new PartitionStatus(p, leads ? PartitionRole.LEADER : PartitionRole.FOLLOWER,
             3, leader == null ? -1 : leader, ExportingState.EXPORTING, 1, last.get(p), exported.get(p),
             Map.of(exporterId, exported.get(p))));
     }

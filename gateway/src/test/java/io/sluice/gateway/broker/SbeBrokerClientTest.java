@@ -2,6 +2,7 @@ package io.sluice.gateway.broker;
 
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportingState;
@@ -205,12 +206,12 @@ class SbeBrokerClientTest
 
         assertThat(topology.brokerId()).isZero();
         assertThat(topology.partitions()).hasSize(2);
-        final BrokerTopology.PartitionStatus p1 = topology.partitions().stream()
+        final PartitionStatus p1 = topology.partitions().stream()
             .filter(p -> p.partitionId() == 1).findFirst().orElseThrow();
         assertThat(p1.role()).isEqualTo(PartitionRole.LEADER);
         assertThat(p1.term()).isEqualTo(4);
         assertThat(p1.exporterPositions()).containsEntry("file", 0L);
-        final BrokerTopology.PartitionStatus p3 = topology.partitions().stream()
+        final PartitionStatus p3 = topology.partitions().stream()
             .filter(p -> p.partitionId() == 3).findFirst().orElseThrow();
         assertThat(p3.role()).isEqualTo(PartitionRole.FOLLOWER);
         assertThat(p3.leaderId()).isEqualTo(2);

@@ -3,6 +3,7 @@ package io.sluice.gateway.exporters;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.exporting.FakeClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ final class ExportersServiceTest
     private void leads(final int brokerId, final int partitionId, final long lastPosition, final long replicatedPosition)
     {
         topology.leader(partitionId, brokerId).report(new PartitionReplica(brokerId, partitionId),
-            new BrokerTopology.PartitionStatus(partitionId, PartitionRole.LEADER, 1, brokerId, ExportingState.EXPORTING,
+            new PartitionStatus(partitionId, PartitionRole.LEADER, 1, brokerId, ExportingState.EXPORTING,
                 1, lastPosition, replicatedPosition, Map.of("search", replicatedPosition)));
     }
 

@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
@@ -432,9 +433,9 @@ class ExportingControlServiceTest
         return result.targets().stream().filter(target -> target.replica().equals(replica)).findFirst().orElseThrow();
     }
 
-    private static BrokerTopology.PartitionStatus status(
+    private static PartitionStatus status(
         final int partitionId, final PartitionRole role, final ExportingState state, final long version)
     {
-        return new BrokerTopology.PartitionStatus(partitionId, role, 1, 0, state, version, 240, 118, Map.of("file", 118L));
+        return new PartitionStatus(partitionId, role, 1, 0, state, version, 240, 118, Map.of("file", 118L));
     }
 }

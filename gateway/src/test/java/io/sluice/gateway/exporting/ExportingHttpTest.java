@@ -3,6 +3,7 @@ package io.sluice.gateway.exporting;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
@@ -234,7 +235,7 @@ public class ExportingHttpTest
     {
         for (final PartitionReplica replica : topology.distribution().replicas())
         {
-            topology.report(replica, new BrokerTopology.PartitionStatus(replica.partitionId(), PartitionRole.FOLLOWER, 1, 0,
+            topology.report(replica, new PartitionStatus(replica.partitionId(), PartitionRole.FOLLOWER, 1, 0,
                 ExportingState.PAUSED, 1, 240, 118, Map.of("file", 118L)));
         }
 

@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 
 import java.util.Map;
 import java.util.Optional;
@@ -16,7 +17,7 @@ public final class FakeClusterTopology implements ClusterTopology
 {
     private final PartitionDistribution distribution;
     private final Set<Integer> unreachable = ConcurrentHashMap.newKeySet();
-    private final Map<PartitionReplica, BrokerTopology.PartitionStatus> statuses = new ConcurrentHashMap<>();
+    private final Map<PartitionReplica, PartitionStatus> statuses = new ConcurrentHashMap<>();
     private final Map<Integer, Integer> leaders = new ConcurrentHashMap<>();
 
     public FakeClusterTopology(final PartitionDistribution distribution)
@@ -36,7 +37,7 @@ public final class FakeClusterTopology implements ClusterTopology
         return this;
     }
 
-    public FakeClusterTopology report(final PartitionReplica replica, final BrokerTopology.PartitionStatus status)
+    public FakeClusterTopology report(final PartitionReplica replica, final PartitionStatus status)
     {
         statuses.put(replica, status);
         return this;
@@ -69,7 +70,7 @@ public final class FakeClusterTopology implements ClusterTopology
     }
 
     @Override
-    public Optional<BrokerTopology.PartitionStatus> status(final PartitionReplica replica)
+    public Optional<PartitionStatus> status(final PartitionReplica replica)
     {
         return isReachable(replica.brokerId()) ? Optional.ofNullable(statuses.get(replica)) : Optional.empty();
     }

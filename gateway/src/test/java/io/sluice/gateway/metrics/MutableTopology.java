@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 
@@ -18,7 +19,7 @@ final class MutableTopology implements ClusterTopology
 {
     private final PartitionDistribution distribution;
     private final Set<Integer> reachable = ConcurrentHashMap.newKeySet();
-    private final Map<PartitionReplica, BrokerTopology.PartitionStatus> statuses = new ConcurrentHashMap<>();
+    private final Map<PartitionReplica, PartitionStatus> statuses = new ConcurrentHashMap<>();
 
     /** 3 brokers, 2 partitions, RF 3: every broker hosts every partition. */
     MutableTopology()
@@ -45,7 +46,7 @@ final class MutableTopology implements ClusterTopology
     {
         final int leader = replica.partitionId() - 1;
         final long exported = exporters.values().stream().mapToLong(Long::longValue).min().orElse(-1);
-        statuses.put(replica, new BrokerTopology.PartitionStatus(
+        statuses.put(replica, new PartitionStatus(
             replica.partitionId(),
             replica.brokerId() == leader ? PartitionRole.LEADER : PartitionRole.FOLLOWER,
             1, leader, state, 1, lastPosition, exported, Map.copyOf(exporters)));
@@ -53,7 +54,7 @@ final class MutableTopology implements ClusterTopology
 
     void setState(final PartitionReplica replica, final ExportingState state)
     {
-        statuses.computeIfPresent(replica, (r, s) -> new BrokerTopology.PartitionStatus(
+        statuses.computeIfPresent(replica, (r, s) -> new PartitionStatus(
             s.partitionId(), s.role(), s.term(), s.leaderId(), state, s.exportingStateVersion(),
             s.lastPosition(), s.exportedPosition(), s.exporterPositions()));
     }
@@ -83,7 +84,7 @@ final class MutableTopology implements ClusterTopology
     }
 
     @Override
-    public Optional<BrokerTopology.PartitionStatus> status(final PartitionReplica replica)
+    public Optional<PartitionStatus> status(final PartitionReplica replica)
     {
         return isReachable(replica.brokerId()) ? Optional.ofNullable(statuses.get(replica)) : Optional.empty();
     }
