@@ -76,6 +76,9 @@ public final class Partition implements PartitionListener, AutoCloseable
     /** The results after which Ratis 3.2 never completes its pending transfer (see {@link #leftSteppingDown}). */
     private static final Pattern TRANSFER_FAILED_BEFORE_START =
         Pattern.compile("NULL_FOLLOWER|NULL_LOG_APPENDER|LAST_ENTRY_CHANGED|COMPLETED_EXCEPTIONALLY|FAILED_TO_START");
+    /** One attempt of a requested rebalance's transfer; the rebalance's timeout bounds all of them. */
+    static final Duration REBALANCE_ATTEMPT = Duration.ofSeconds(2);
+    private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
     /** How long a transfer waits at most for proposed local writes to commit before it starts. */
     private static final long MAX_WRITE_DRAIN_MS = 200;
     private static final String PEER_PREFIX = "broker-";
@@ -816,7 +819,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             return CompletableFuture.completedFuture(new RebalanceOutcome(partitionId, preferredBrokerId, brokerId,
                 outOfSync));
         }
-        return transferLeadership(preferredBrokerId, timeout).handle((leader, error) ->
+        return transferWithRetries(preferredBrokerId, System.nanoTime() + timeout.toNanos()).handle((leader, error) ->
         {
             if (error == null)
             {
@@ -827,6 +830,32 @@ public final class Partition implements PartitionListener, AutoCloseable
                 error.getCause() : error;
             return new RebalanceOutcome(partitionId, preferredBrokerId, knownLeaderId(), cause.getMessage());
         });
+    }
+
+    /**
+     * Transfers in attempts of at most {@link #REBALANCE_ATTEMPT} until {@code deadlineNanos}: a transferee can
+     * decline the election Ratis asks it to start (it had not heard from this leader yet, or the log moved on),
+     * and Ratis then only waits out the attempt. Tried again while this replica still leads and the target is in
+     * sync; the last failure is the answer.
+     */
+    private CompletableFuture<Integer> transferWithRetries(final int targetBrokerId, final long deadlineNanos)
+    {
+        final long remainingNanos = deadlineNanos - System.nanoTime();
+        final Duration attempt = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1),
+            Math.min(remainingNanos, REBALANCE_ATTEMPT.toNanos())));
+        return transferLeadership(targetBrokerId, attempt).handle((leader, error) ->
+        {
+            final boolean again = error != null && deadlineNanos - System.nanoTime() > MIN_RETRY_NANOS &&
+                notLeaderError() == null && outOfSyncReason(targetBrokerId) == null;
+            if (again)
+            {
+                LOG.info("partition {} on broker {}: leadership transfer to broker {} failed, trying again: {}",
+                    partitionId, brokerId, targetBrokerId,
+                    (error instanceof CompletionException && error.getCause() != null ? error.getCause() : error).getMessage());
+                return transferWithRetries(targetBrokerId, deadlineNanos);
+            }
+            return error == null ? CompletableFuture.completedFuture(leader) : CompletableFuture.<Integer>failedFuture(error);
+        }).thenCompose((next) -> next);
     }
 
     /** Where a partition's leadership is after a rebalance; {@code reason} is null exactly when it is on the preferred broker. */
