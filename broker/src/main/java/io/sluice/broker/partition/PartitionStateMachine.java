@@ -24,6 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -137,8 +138,9 @@ public final class PartitionStateMachine extends BaseStateMachine
         final long index = entry.getIndex();
         try
         {
-            final byte[] bytes = entry.getStateMachineLogEntry().getLogData().toByteArray();
-            final byte[] reply = state.apply(index, new UnsafeBuffer(bytes));
+            // A view, not a copy: the state copies what it keeps (records into the log) and holds no reference.
+            final ByteBuffer data = entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer();
+            final byte[] reply = state.apply(index, new UnsafeBuffer(data, data.position(), data.remaining()));
             return CompletableFuture.completedFuture(reply.length == 0 ?
                 Message.EMPTY : Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
         }
