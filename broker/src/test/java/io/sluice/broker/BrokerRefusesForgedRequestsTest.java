@@ -6,7 +6,8 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.message.RequestLimits;
+import io.sluice.protocol.message.AdminLimits;
+import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.transport.MessageWriter;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
@@ -51,7 +52,7 @@ class BrokerRefusesForgedRequestsTest
             assertThat(refused.message()).contains("exporting version " + Long.MAX_VALUE)
                 .contains("ahead of this broker's clock");
             // Just beyond the allowed skew is refused too; the limit is the broker's clock, not a magic value.
-            final long beyondSkew = nowMicros() + RequestLimits.MAX_VERSION_AHEAD.toNanos() / 1000 + 60_000_000L;
+            final long beyondSkew = nowMicros() + AdminLimits.MAX_VERSION_AHEAD.toNanos() / 1000 + 60_000_000L;
             assertError(cluster.send(b, TestCluster.adminRequest(b, PARTITION, AdminRequestKind.PAUSE_EXPORTING,
                 beyondSkew)), ErrorCode.INVALID_ARGUMENT);
         }
@@ -118,16 +119,16 @@ class BrokerRefusesForgedRequestsTest
         cluster = TestCluster.start(dataDir, 3, 1, 3);
         final int leader = cluster.awaitLeader(PARTITION);
 
-        final String longKey = "k".repeat(RequestLimits.MAX_KEY_BYTES + 1);
+        final String longKey = "k".repeat(AppendLimits.MAX_KEY_BYTES + 1);
         assertThat(assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of(longKey),
             List.of("{}"))), ErrorCode.INVALID_ARGUMENT).message()).contains("key of " + longKey.length() + " bytes");
-        final String bigPayload = "\"" + "x".repeat(RequestLimits.MAX_PAYLOAD_BYTES) + "\"";
+        final String bigPayload = "\"" + "x".repeat(AppendLimits.MAX_PAYLOAD_BYTES) + "\"";
         assertThat(assertError(cluster.send(leader, TestCluster.appendRequest(PARTITION, List.of("k"),
             List.of(bigPayload))), ErrorCode.INVALID_ARGUMENT).message()).contains("payload of " + bigPayload.length());
         assertThat(cluster.brokers[leader].partition(PARTITION).state().lastPosition()).isZero();
 
         // A key at the limit exactly is taken.
-        final String maxKey = "k".repeat(RequestLimits.MAX_KEY_BYTES);
+        final String maxKey = "k".repeat(AppendLimits.MAX_KEY_BYTES);
         assertThat(cluster.append(PARTITION, List.of(maxKey), List.of("{}"))).isEqualTo(1L);
     }
 
@@ -140,7 +141,7 @@ class BrokerRefusesForgedRequestsTest
         cluster.appendRecords(PARTITION, 10, 5, "before");
 
         final ErrorResponseDecoder refused = assertError(cluster.send(leader,
-            backfillRequest("forged", RequestLimits.MAX_BACKFILL_TASKS + 1)), ErrorCode.INVALID_ARGUMENT);
+            backfillRequest("forged", AdminLimits.MAX_BACKFILL_TASKS + 1)), ErrorCode.INVALID_ARGUMENT);
         assertThat(refused.message()).contains("1..64 tasks").contains("with 65 tasks");
         assertError(cluster.send(leader, backfillRequest("x".repeat(129), 1)), ErrorCode.INVALID_ARGUMENT);
         for (final int b : cluster.distribution.replicasOf(PARTITION))

@@ -5,7 +5,7 @@ import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.gateway.records.PartitionSelector;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.message.RequestLimits;
+import io.sluice.protocol.message.AppendLimits;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -210,10 +210,10 @@ class GatewayClusterTest
         assertError(post("{\"key\": \"a\", \"payload\": \"" + "x".repeat(2000) + "\"}"), "payload_too_large");
         assertError(post("[{\"key\": \"ok\", \"payload\": 1}, {\"key\": \"big\", \"payload\": \"" + "x".repeat(2000) + "\"}]"),
             "payload_too_large");
-        // Keys are bounded as the brokers bound them (RequestLimits.MAX_KEY_BYTES, in UTF-8 bytes).
-        assertError(post("{\"key\": \"" + "k".repeat(RequestLimits.MAX_KEY_BYTES + 1) + "\", \"payload\": 1}"),
+        // Keys are bounded as the brokers bound them (AppendLimits.MAX_KEY_BYTES, in UTF-8 bytes).
+        assertError(post("{\"key\": \"" + "k".repeat(AppendLimits.MAX_KEY_BYTES + 1) + "\", \"payload\": 1}"),
             "key_too_large");
-        assertError(post("{\"key\": \"" + "\u00e9".repeat(RequestLimits.MAX_KEY_BYTES / 2 + 1) + "\", \"payload\": 1}"),
+        assertError(post("{\"key\": \"" + "\u00e9".repeat(AppendLimits.MAX_KEY_BYTES / 2 + 1) + "\", \"payload\": 1}"),
             "key_too_large");
 
         Thread.sleep(1500);

@@ -8,8 +8,8 @@ import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
-import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.ResponseChannel;
@@ -149,10 +149,10 @@ public final class BackfillCommandHandler
         }
         // The gateway's limits, checked again: a request may come from anyone who reaches the port.
         if (backfillId.isEmpty() || backfillId.length() > MAX_BACKFILL_ID_LENGTH || taskCount < 1 ||
-            taskCount > RequestLimits.MAX_BACKFILL_TASKS || firstTaskId < 0)
+            taskCount > AdminLimits.MAX_BACKFILL_TASKS || firstTaskId < 0)
         {
             response.respond(error(ErrorCode.INVALID_ARGUMENT, "a backfill needs an id of 1.." + MAX_BACKFILL_ID_LENGTH +
-                " characters, 1.." + RequestLimits.MAX_BACKFILL_TASKS + " tasks and a first task id of at least 0, was id '" +
+                " characters, 1.." + AdminLimits.MAX_BACKFILL_TASKS + " tasks and a first task id of at least 0, was id '" +
                 abbreviate(backfillId) + "' with " + taskCount + " tasks from task id " + firstTaskId));
             return;
         }

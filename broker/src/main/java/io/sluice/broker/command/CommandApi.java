@@ -20,9 +20,9 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
+import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
-import io.sluice.protocol.message.RequestLimits;
 import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.RequestHandler;
 import io.sluice.protocol.transport.ResponseChannel;
@@ -75,7 +75,7 @@ public final class CommandApi implements RequestHandler
         this(brokerId, distribution, partitions, adminExecutor, Clock.systemUTC());
     }
 
-    /** @param clock bounds exporting state versions: one beyond this clock plus {@link RequestLimits#MAX_VERSION_AHEAD} is refused. */
+    /** @param clock bounds exporting state versions: one beyond this clock plus {@link AdminLimits#MAX_VERSION_AHEAD} is refused. */
     public CommandApi(
         final int brokerId,
         final PartitionDistribution distribution,
@@ -228,12 +228,12 @@ public final class CommandApi implements RequestHandler
                     ": negative key or payload length");
                 return;
             }
-            if (keyLength > RequestLimits.MAX_KEY_BYTES || payloadLength > RequestLimits.MAX_PAYLOAD_BYTES)
+            if (keyLength > AppendLimits.MAX_KEY_BYTES || payloadLength > AppendLimits.MAX_PAYLOAD_BYTES)
             {
                 invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": a record's " +
-                    (keyLength > RequestLimits.MAX_KEY_BYTES ? "key of " + keyLength + " bytes exceeds the maximum of " +
-                    RequestLimits.MAX_KEY_BYTES : "payload of " + payloadLength + " bytes exceeds the maximum of " +
-                    RequestLimits.MAX_PAYLOAD_BYTES) + " bytes");
+                    (keyLength > AppendLimits.MAX_KEY_BYTES ? "key of " + keyLength + " bytes exceeds the maximum of " +
+                    AppendLimits.MAX_KEY_BYTES : "payload of " + payloadLength + " bytes exceeds the maximum of " +
+                    AppendLimits.MAX_PAYLOAD_BYTES) + " bytes");
                 return;
             }
             elementsLength += AppendEntries.recordLength(keyLength, payloadLength);
@@ -348,11 +348,11 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
-        final long maxVersion = RequestLimits.maxVersionAt(epochMicros(clock.instant()));
+        final long maxVersion = AdminLimits.maxVersionAt(epochMicros(clock.instant()));
         if (version > maxVersion)
         {
             invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": exporting version " +
-                version + " is more than " + RequestLimits.MAX_VERSION_AHEAD.toMinutes() + " minutes ahead of this " +
+                version + " is more than " + AdminLimits.MAX_VERSION_AHEAD.toMinutes() + " minutes ahead of this " +
                 "broker's clock (at most " + maxVersion + " now); check the gateway's clock");
             return;
         }

@@ -11,7 +11,7 @@ import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
-import io.sluice.protocol.message.RequestLimits;
+import io.sluice.protocol.message.AdminLimits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -89,10 +89,10 @@ public class BackfillService
         final Duration requestTimeout,
         final Clock clock)
     {
-        if (maxTasks < 1 || maxTasks > RequestLimits.MAX_BACKFILL_TASKS)
+        if (maxTasks < 1 || maxTasks > AdminLimits.MAX_BACKFILL_TASKS)
         {
             throw new InvalidClusterConfigException(MAX_TASKS_SETTING, "must be from 1 to " +
-                RequestLimits.MAX_BACKFILL_TASKS + " (the brokers refuse more tasks), was " + maxTasks);
+                AdminLimits.MAX_BACKFILL_TASKS + " (the brokers refuse more tasks), was " + maxTasks);
         }
         this.topology = topology;
         this.client = client;

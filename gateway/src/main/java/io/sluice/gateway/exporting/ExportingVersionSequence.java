@@ -1,6 +1,6 @@
 package io.sluice.gateway.exporting;
 
-import io.sluice.protocol.message.RequestLimits;
+import io.sluice.protocol.message.AdminLimits;
 
 import java.time.Clock;
 import java.time.Instant;
@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * strictly increasing within this one even when the clock stands still or steps back; and a floor
  * observed from the brokers keeps them above what any replica already holds when clocks disagree.
  * <p>
- * Versions stay within what brokers accept (their clock plus {@link RequestLimits#MAX_VERSION_AHEAD}): a floor
+ * Versions stay within what brokers accept (their clock plus {@link AdminLimits#MAX_VERSION_AHEAD}): a floor
  * beyond that did not come from a gateway (a broker refuses such versions today, but a replica may hold one from
  * before) and is ignored rather than followed, so the arithmetic never overflows and a forged version cannot drag
  * this sequence with it; the brokers holding it answer "a newer request won" instead of a false success.
@@ -33,7 +33,7 @@ public final class ExportingVersionSequence
     public long next(final long observedFloor)
     {
         final long clockMicros = epochMicros(clock.instant());
-        final long ceiling = RequestLimits.maxVersionAt(clockMicros);
+        final long ceiling = AdminLimits.maxVersionAt(clockMicros);
         final long floor = observedFloor > ceiling ? 0 : observedFloor;
         return last.updateAndGet(previous -> Math.max(clockMicros, Math.min(Math.max(previous, floor), ceiling - 1) + 1));
     }

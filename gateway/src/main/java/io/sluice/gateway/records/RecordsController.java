@@ -8,7 +8,6 @@ import io.sluice.gateway.json.JsonSyntaxError;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.AppendLimits;
-import io.sluice.protocol.message.RequestLimits;
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,10 +62,10 @@ public class RecordsController
         this.records = records;
         this.idempotencyWindow = recordsProperties.getIdempotencyWindow();
         this.maxPayloadBytes = properties.getMaxPayloadBytes().toBytes();
-        if (maxPayloadBytes > RequestLimits.MAX_PAYLOAD_BYTES)
+        if (maxPayloadBytes > AppendLimits.MAX_PAYLOAD_BYTES)
         {
             throw new InvalidClusterConfigException("sluice.gateway.max-payload-bytes", "at most " +
-                RequestLimits.MAX_PAYLOAD_BYTES + " bytes (the brokers refuse larger payloads), was " + maxPayloadBytes);
+                AppendLimits.MAX_PAYLOAD_BYTES + " bytes (the brokers refuse larger payloads), was " + maxPayloadBytes);
         }
         this.maxRequestBytes = properties.getMaxRequestBytes().toBytes();
     }

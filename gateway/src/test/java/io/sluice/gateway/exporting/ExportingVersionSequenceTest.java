@@ -1,6 +1,6 @@
 package io.sluice.gateway.exporting;
 
-import io.sluice.protocol.message.RequestLimits;
+import io.sluice.protocol.message.AdminLimits;
 import org.junit.jupiter.api.Test;
 
 import java.time.Clock;
@@ -36,14 +36,14 @@ class ExportingVersionSequenceTest
         final long version = versions.next(Long.MAX_VALUE);
         assertThat(version).isEqualTo(NOW_MICROS);
         assertThat(versions.next(Long.MAX_VALUE)).isGreaterThan(version);
-        final long beyondSkew = RequestLimits.maxVersionAt(NOW_MICROS) + 1;
-        assertThat(versions.next(beyondSkew)).isLessThanOrEqualTo(RequestLimits.maxVersionAt(NOW_MICROS));
+        final long beyondSkew = AdminLimits.maxVersionAt(NOW_MICROS) + 1;
+        assertThat(versions.next(beyondSkew)).isLessThanOrEqualTo(AdminLimits.maxVersionAt(NOW_MICROS));
     }
 
     @Test
     void aFloorAtTheSkewLimitNeverTakesAVersionBeyondIt()
     {
-        final long limit = RequestLimits.maxVersionAt(NOW_MICROS);
+        final long limit = AdminLimits.maxVersionAt(NOW_MICROS);
         for (int i = 0; i < 3; i++)
         {
             assertThat(versions.next(limit)).isLessThanOrEqualTo(limit).isPositive();

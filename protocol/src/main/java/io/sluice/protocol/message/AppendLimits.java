@@ -1,8 +1,9 @@
 package io.sluice.protocol.message;
 
 /**
- * The sizes an append must fit, shared by the gateway (which checks them once, before anything is sent) and the
- * broker (which sizes its Raft buffers from them and refuses a batch over them instead of proposing it). One Raft
+ * The sizes an append must fit, the one owner of the record limits, shared by the gateway (which checks them once,
+ * before anything is sent) and the broker (which checks them again on every append it takes, sizes its Raft buffers
+ * from them and refuses a batch over them instead of proposing it). One Raft
  * entry carries at most one client batch over {@link #MAX_MERGED_ENTRY_BYTES}, so no entry exceeds
  * {@link #MAX_BATCH_BYTES} plus the entry's own headers, and Raft can always replicate it in one append.
  */
@@ -20,6 +21,11 @@ public final class AppendLimits
     public static final int MAX_MERGED_ENTRY_BYTES = 512 * 1024;
     /** The largest record key, in UTF-8 bytes. */
     public static final int MAX_KEY_BYTES = 64 * 1024;
+    /**
+     * The largest payload of one record, in bytes: the gateway's {@code sluice.gateway.max-payload-bytes} may be
+     * lower, never higher.
+     */
+    public static final int MAX_PAYLOAD_BYTES = 1024 * 1024;
 
     private AppendLimits()
     {

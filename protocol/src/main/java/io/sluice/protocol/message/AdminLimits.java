@@ -3,11 +3,12 @@ package io.sluice.protocol.message;
 import java.time.Duration;
 
 /**
- * Limits that the gateway checks on what clients send and that a broker checks again on every request it
- * takes, so that a peer talking to a broker port directly (or a trusted peer that is wrong) cannot store or
- * export what the gateway would have refused.
+ * Limits on management requests (backfills, exporting state versions) that the gateway checks on what operators
+ * send and that a broker checks again on every request it takes, so that a peer talking to a broker port directly
+ * (or a trusted peer that is wrong) cannot get what the gateway would have refused. Record limits are
+ * {@link AppendLimits}.
  */
-public final class RequestLimits
+public final class AdminLimits
 {
     /** Largest key of one record, in UTF-8 bytes: the append limit, so gateway and broker agree. */
     public static final int MAX_KEY_BYTES = AppendLimits.MAX_KEY_BYTES;
@@ -28,7 +29,7 @@ public final class RequestLimits
      */
     public static final Duration MAX_VERSION_AHEAD = Duration.ofMinutes(10);
 
-    private RequestLimits()
+    private AdminLimits()
     {
     }
 
