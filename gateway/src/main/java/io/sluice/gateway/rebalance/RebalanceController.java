@@ -15,7 +15,6 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 
 import java.io.IOException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 
@@ -43,15 +42,7 @@ public class RebalanceController
     public CompletableFuture<ResponseEntity<RebalanceResult>> rebalance(final HttpServletRequest request)
         throws IOException
     {
-        final String query = request.getQueryString();
-        if (query != null && !query.isEmpty())
-        {
-            final String first = query.split("&")[0];
-            final int equals = first.indexOf('=');
-            throw new ManagementException(HttpStatus.BAD_REQUEST, "unknown query parameter '" +
-                URLDecoder.decode(equals < 0 ? first : first.substring(0, equals), StandardCharsets.UTF_8) +
-                "': rebalance takes none");
-        }
+        // Query parameters never reach here: StrictQueryParameters refuses every one (rebalance takes none).
         final String body = new String(request.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         if (!body.isEmpty() && !body.equals("{}") || body.isEmpty() && request.getContentLengthLong() > 0)
         {
