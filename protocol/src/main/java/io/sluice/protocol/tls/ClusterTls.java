@@ -426,92 +426,59 @@ public final class ClusterTls
             return current.material.trustManager;
         }
 
-        @Override
-        public void checkClientTrusted(final X509Certificate[] chain, final String authType, final Socket socket)
+        /** One check by the current delegate; a refusal is logged (rate-limited) with the peer's role, then rethrown. */
+        private void check(final X509Certificate[] chain, final String peerRole, final TrustCheck check)
             throws CertificateException
         {
             try
             {
-                delegate().checkClientTrusted(chain, authType, socket);
+                check.run(delegate());
             }
             catch (final CertificateException e)
             {
-                refused(chain, "client", e);
+                refused(chain, peerRole, e);
                 throw e;
             }
+        }
+
+        @Override
+        public void checkClientTrusted(final X509Certificate[] chain, final String authType, final Socket socket)
+            throws CertificateException
+        {
+            check(chain, "client", (trust) -> trust.checkClientTrusted(chain, authType, socket));
         }
 
         @Override
         public void checkServerTrusted(final X509Certificate[] chain, final String authType, final Socket socket)
             throws CertificateException
         {
-            try
-            {
-                delegate().checkServerTrusted(chain, authType, socket);
-            }
-            catch (final CertificateException e)
-            {
-                refused(chain, "server", e);
-                throw e;
-            }
+            check(chain, "server", (trust) -> trust.checkServerTrusted(chain, authType, socket));
         }
 
         @Override
         public void checkClientTrusted(final X509Certificate[] chain, final String authType, final SSLEngine engine)
             throws CertificateException
         {
-            try
-            {
-                delegate().checkClientTrusted(chain, authType, engine);
-            }
-            catch (final CertificateException e)
-            {
-                refused(chain, "client", e);
-                throw e;
-            }
+            check(chain, "client", (trust) -> trust.checkClientTrusted(chain, authType, engine));
         }
 
         @Override
         public void checkServerTrusted(final X509Certificate[] chain, final String authType, final SSLEngine engine)
             throws CertificateException
         {
-            try
-            {
-                delegate().checkServerTrusted(chain, authType, engine);
-            }
-            catch (final CertificateException e)
-            {
-                refused(chain, "server", e);
-                throw e;
-            }
+            check(chain, "server", (trust) -> trust.checkServerTrusted(chain, authType, engine));
         }
 
         @Override
         public void checkClientTrusted(final X509Certificate[] chain, final String authType) throws CertificateException
         {
-            try
-            {
-                delegate().checkClientTrusted(chain, authType);
-            }
-            catch (final CertificateException e)
-            {
-                refused(chain, "client", e);
-                throw e;
-            }
+            check(chain, "client", (trust) -> trust.checkClientTrusted(chain, authType));
         }
 
         @Override
         public void checkServerTrusted(final X509Certificate[] chain, final String authType) throws CertificateException
         {
-            try
-            {
-                delegate().checkServerTrusted(chain, authType);
-            }
-            catch (final CertificateException e)
-            {
-                refused(chain, "server", e);
-                throw e;
-            }
+            check(chain, "server", (trust) -> trust.checkServerTrusted(chain, authType));
         }
 
         @Override
@@ -519,5 +486,11 @@ public final class ClusterTls
         {
             return delegate().getAcceptedIssuers();
         }
+    }
+
+    @FunctionalInterface
+    private interface TrustCheck
+    {
+        void run(X509ExtendedTrustManager trust) throws CertificateException;
     }
 }
