@@ -144,6 +144,17 @@ class BrokerRefusesForgedRequestsTest
             backfillRequest("forged", AdminLimits.MAX_BACKFILL_TASKS + 1)), ErrorCode.INVALID_ARGUMENT);
         assertThat(refused.message()).contains("1..64 tasks").contains("with 65 tasks");
         assertError(cluster.send(leader, backfillRequest("x".repeat(129), 1)), ErrorCode.INVALID_ARGUMENT);
+
+        // A frame cut short, and a text length that runs past the frame or past what a backfill may hold.
+        final ExpandableArrayBuffer frame = new ExpandableArrayBuffer(64);
+        final MessageWriter valid = backfillRequest("bf-1", 1);
+        valid.write(frame, 0);
+        assertError(cluster.send(leader, TestCluster.bytes(frame, valid.encodedLength() - 3)), ErrorCode.MALFORMED_REQUEST);
+        final int textLengthAt = MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH;
+        frame.putInt(textLengthAt, 1 << 30, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertError(cluster.send(leader, TestCluster.bytes(frame, valid.encodedLength())), ErrorCode.MALFORMED_REQUEST);
+        frame.putInt(textLengthAt, 1_000, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertError(cluster.send(leader, TestCluster.bytes(frame, valid.encodedLength())), ErrorCode.MALFORMED_REQUEST);
         for (final int b : cluster.distribution.replicasOf(PARTITION))
         {
             assertThat(cluster.brokers[b].partition(PARTITION).backfills().registry().tasks()).isEmpty();

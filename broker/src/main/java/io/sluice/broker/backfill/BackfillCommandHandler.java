@@ -1,26 +1,17 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.protocol.codecs.BackfillRequestDecoder;
 import io.sluice.protocol.codecs.BackfillState;
-import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
 import io.sluice.protocol.codecs.BackfillStatusResponseEncoder;
-import io.sluice.protocol.codecs.CancelBackfillRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
-import io.sluice.protocol.message.SbeMessages;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.ResponseChannel;
-import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.List;
 import java.util.Set;
@@ -29,16 +20,15 @@ import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * Serves one partition's backfill API on its leader: BackfillRequest (propose the registration, answer the
- * tasks the apply created), BackfillStatusRequest (answer from the registry) and CancelBackfillRequest
- * (propose the cancel, answer the tasks after it), each answered with a BackfillStatusResponse or an
- * ErrorResponse (INVALID_ARGUMENT, EXPORTER_NOT_FOUND, CONFLICT, MALFORMED_REQUEST, or what the replication
- * failed with). The caller (the command API) checks leadership and the partition id first.
+ * Serves one partition's backfill API on its leader, over requests the command API decoded: a start (propose the
+ * registration, answer the tasks the apply created), a status (answer from the registry) and a cancel (propose the
+ * cancel, answer the tasks after it), each answered with a BackfillStatusResponse or an ErrorResponse
+ * (INVALID_ARGUMENT, EXPORTER_NOT_FOUND, CONFLICT, PARTITION_NOT_FOUND, or what the replication failed with). The
+ * command API checks the frame and leadership first.
  * <p>
  * While the partition's exporting is paused, unfinished tasks are reported PENDING.
  * <p>
- * Thread-safe: requests are decoded on the calling (transport) thread with fresh decoders, answers are
- * encoded when the transport writes them.
+ * Thread-safe: called on the transport thread; answers are encoded when the transport writes them.
  */
 public final class BackfillCommandHandler
 {
@@ -81,66 +71,20 @@ public final class BackfillCommandHandler
         this.clock = clock;
     }
 
-    /** Whether the template is one this handler serves. */
-    public static boolean handles(final int templateId)
+    /** The tasks of one backfill on this partition, or of all when {@code backfillId} is empty. */
+    public void onStatus(final int partition, final String backfillId, final ResponseChannel response)
     {
-        return templateId == BackfillRequestDecoder.TEMPLATE_ID || templateId == BackfillStatusRequestDecoder.TEMPLATE_ID ||
-            templateId == CancelBackfillRequestDecoder.TEMPLATE_ID;
-    }
-
-    /** Handles one request; answers exactly once, now or when the proposed entry is applied. */
-    public void onRequest(final DirectBuffer buffer, final int offset, final int length, final ResponseChannel response)
-    {
-        final int templateId = SbeMessages.templateIdOf(buffer, offset, length);
-        try
+        if (checkPartition(partition, response))
         {
-            final UnsafeBuffer view = new UnsafeBuffer(buffer, offset, length);
-            final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(view, 0);
-            final int body = MessageHeaderDecoder.ENCODED_LENGTH;
-            if (templateId == BackfillRequestDecoder.TEMPLATE_ID)
-            {
-                final BackfillRequestDecoder d = new BackfillRequestDecoder()
-                    .wrap(view, body, header.blockLength(), header.version());
-                final int partition = d.partitionId();
-                final int taskCount = d.taskCount();
-                final int firstTaskId = d.firstTaskId();
-                final String backfillId = string(view, d.limit(), length);
-                d.skipBackfillId();
-                final String exporterId = string(view, d.limit(), length);
-                onStart(partition, backfillId, exporterId, taskCount, firstTaskId, response);
-            }
-            else if (templateId == BackfillStatusRequestDecoder.TEMPLATE_ID)
-            {
-                final BackfillStatusRequestDecoder d = new BackfillStatusRequestDecoder()
-                    .wrap(view, body, header.blockLength(), header.version());
-                final int partition = d.partitionId();
-                final String backfillId = string(view, d.limit(), length);
-                if (checkPartition(partition, response))
-                {
-                    response.respond(tasksAnswer(registry.tasksOf(backfillId)));
-                }
-            }
-            else if (templateId == CancelBackfillRequestDecoder.TEMPLATE_ID)
-            {
-                final CancelBackfillRequestDecoder d = new CancelBackfillRequestDecoder()
-                    .wrap(view, body, header.blockLength(), header.version());
-                final int partition = d.partitionId();
-                final String backfillId = string(view, d.limit(), length);
-                onCancel(partition, backfillId, response);
-            }
-            else
-            {
-                response.respond(error(ErrorCode.MALFORMED_REQUEST,
-                    "not a backfill request: " + SbeMessages.describe(buffer, offset, length)));
-            }
-        }
-        catch (final RuntimeException e)
-        {
-            response.respond(error(ErrorCode.MALFORMED_REQUEST, "malformed backfill request: " + e.getMessage()));
+            response.respond(tasksAnswer(registry.tasksOf(backfillId)));
         }
     }
 
-    private void onStart(final int partition, final String backfillId, final String exporterId, final int taskCount,
+    /**
+     * A start: resets the exporter to the latest position and registers the skipped range's tasks, in one entry;
+     * answers the tasks once it is applied. Everything is checked before anything is proposed.
+     */
+    public void onStart(final int partition, final String backfillId, final String exporterId, final int taskCount,
         final int firstTaskId, final ResponseChannel response)
     {
         if (!checkPartition(partition, response))
@@ -186,7 +130,8 @@ public final class BackfillCommandHandler
         });
     }
 
-    private void onCancel(final int partition, final String backfillId, final ResponseChannel response)
+    /** Cancels the unfinished tasks of one backfill on this partition. */
+    public void onCancel(final int partition, final String backfillId, final ResponseChannel response)
     {
         if (!checkPartition(partition, response))
         {
@@ -288,19 +233,6 @@ public final class BackfillCommandHandler
     }
 
     /** Reads a var-data string after checking its length against the request's bytes. */
-    private static String string(final DirectBuffer view, final int limit, final int length)
-    {
-        final long dataLength = view.getInt(limit, ByteOrder.LITTLE_ENDIAN) & 0xFFFF_FFFFL;
-        if (limit + Integer.BYTES + dataLength > length || dataLength > BackfillCodec.MAX_STRING_BYTES)
-        {
-            throw new IllegalArgumentException("a text field of " + dataLength + " bytes runs past the " + length +
-                "-byte request");
-        }
-        final byte[] bytes = new byte[(int)dataLength];
-        view.getBytes(limit + Integer.BYTES, bytes);
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
-
     private static String abbreviate(final String value)
     {
         return value.length() <= MAX_BACKFILL_ID_LENGTH ? value : value.substring(0, MAX_BACKFILL_ID_LENGTH) + "...";

@@ -1,5 +1,6 @@
 package io.sluice.broker.command;
 
+import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.AppendBatcher;
@@ -31,7 +32,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.ByteOrder;
 import java.time.Duration;
 import java.time.Clock;
 import java.time.Instant;
@@ -116,14 +116,11 @@ public final class CommandApi implements RequestHandler
                 case TopologyRequestDecoder.TEMPLATE_ID ->
                     onTopology(d.topology.wrap(d.view, bodyOffset, blockLength, version), response);
                 case BackfillRequestDecoder.TEMPLATE_ID ->
-                    onBackfill(d.backfill.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
-                        buffer, offset, length, response);
+                    onBackfillStart(d.backfill.wrap(d.view, bodyOffset, blockLength, version), response);
                 case BackfillStatusRequestDecoder.TEMPLATE_ID ->
-                    onBackfill(d.backfillStatus.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
-                        buffer, offset, length, response);
+                    onBackfillStatus(d.backfillStatus.wrap(d.view, bodyOffset, blockLength, version), response);
                 case CancelBackfillRequestDecoder.TEMPLATE_ID ->
-                    onBackfill(d.cancelBackfill.wrap(d.view, bodyOffset, blockLength, version).partitionId(),
-                        buffer, offset, length, response);
+                    onBackfillCancel(d.cancelBackfill.wrap(d.view, bodyOffset, blockLength, version), response);
                 case RebalanceRequestDecoder.TEMPLATE_ID ->
                     onRebalance(d.rebalance.wrap(d.view, bodyOffset, blockLength, version), response);
                 case ExportersStatusRequestDecoder.TEMPLATE_ID ->
@@ -140,20 +137,57 @@ public final class CommandApi implements RequestHandler
         }
     }
 
-    /** Backfill requests are served by the partition's leader; a follower names the leader, as for appends. */
-    private void onBackfill(
-        final int partitionId,
-        final DirectBuffer buffer,
-        final int offset,
-        final int length,
+    // Backfill requests are served by the partition's leader; a follower names the leader, as for appends. Text
+    // fields longer than the backfill state can hold are refused before they are read.
+
+    private void onBackfillStart(final BackfillRequestDecoder request, final ResponseChannel response)
+    {
+        final int partitionId = request.partitionId();
+        final int taskCount = request.taskCount();
+        final int firstTaskId = request.firstTaskId();
+        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
+        final String exporterId = backfillId == null ? null :
+            text(request.exporterIdLength(), request::exporterId, partitionId, response);
+        final Partition partition = exporterId == null ? null : leaderOrRespond(partitionId, response);
+        if (partition != null)
+        {
+            partition.backfills().handler().onStart(partitionId, backfillId, exporterId, taskCount, firstTaskId, response);
+        }
+    }
+
+    private void onBackfillStatus(final BackfillStatusRequestDecoder request, final ResponseChannel response)
+    {
+        final int partitionId = request.partitionId();
+        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
+        final Partition partition = backfillId == null ? null : leaderOrRespond(partitionId, response);
+        if (partition != null)
+        {
+            partition.backfills().handler().onStatus(partitionId, backfillId, response);
+        }
+    }
+
+    private void onBackfillCancel(final CancelBackfillRequestDecoder request, final ResponseChannel response)
+    {
+        final int partitionId = request.partitionId();
+        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
+        final Partition partition = backfillId == null ? null : leaderOrRespond(partitionId, response);
+        if (partition != null)
+        {
+            partition.backfills().handler().onCancel(partitionId, backfillId, response);
+        }
+    }
+
+    /** The next text field, or null after answering MALFORMED_REQUEST when it is longer than a backfill may hold. */
+    private String text(final long length, final java.util.function.Supplier<String> read, final int partitionId,
         final ResponseChannel response)
     {
-        final Partition partition = leaderOrRespond(partitionId, response);
-        if (partition == null)
+        if (length > BackfillCodec.MAX_STRING_BYTES)
         {
-            return;
+            malformed(response, partitionId, "broker " + brokerId + ": a text field of " + length +
+                " bytes exceeds the " + BackfillCodec.MAX_STRING_BYTES + " a backfill may hold");
+            return null;
         }
-        partition.backfills().handler().onRequest(buffer, offset, length, response);
+        return read.get();
     }
 
     /** The partition if this broker hosts and leads it; otherwise answers the error (naming the leader) and returns null. */

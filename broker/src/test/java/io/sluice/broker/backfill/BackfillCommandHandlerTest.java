@@ -1,15 +1,11 @@
 package io.sluice.broker.backfill;
 
-import io.sluice.protocol.codecs.BackfillRequestEncoder;
 import io.sluice.protocol.codecs.BackfillState;
-import io.sluice.protocol.codecs.BackfillStatusRequestEncoder;
 import io.sluice.protocol.codecs.BackfillStatusResponseDecoder;
-import io.sluice.protocol.codecs.CancelBackfillRequestEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
-import io.sluice.protocol.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.transport.MessageWriter;
+import io.sluice.protocol.transport.ResponseChannel;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -30,7 +26,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The leader's backfill API over encoded requests and answers; "replication" applies to the registry at
+ * The leader's backfill API over decoded requests and encoded answers; "replication" applies to the registry at
  * once, the registration taking the exporter's position and the last position from a scripted partition,
  * and moving the exporter's position in the same apply, as the state machine must.
  */
@@ -74,7 +70,7 @@ class BackfillCommandHandlerTest
     @Test
     void aBackfillRequestResetsTheExporterAndAnswersTheRegisteredTasks()
     {
-        final List<String> tasks = tasks(send(start("bf-1", "file", 2, 7)));
+        final List<String> tasks = tasks(start("bf-1", "file", 2, 7));
 
         assertThat(tasks).containsExactly(
             "7 PENDING 119..179 upTo 118 attempts 0 bf-1 file ''",
@@ -88,12 +84,12 @@ class BackfillCommandHandlerTest
     @Test
     void badRegistrationsAreRefusedWithoutProposingAnything()
     {
-        assertThat(error(send(start("bf-1", "kafka", 1, 1)))).startsWith("EXPORTER_NOT_FOUND")
+        assertThat(error(start("bf-1", "kafka", 1, 1))).startsWith("EXPORTER_NOT_FOUND")
             .contains("unknown exporter 'kafka'");
-        assertThat(error(send(start("bf-1", "file", 0, 1)))).startsWith("INVALID_ARGUMENT").contains("with 0");
-        assertThat(error(send(start("", "file", 1, 1)))).startsWith("INVALID_ARGUMENT");
-        send(start("bf-1", "file", 1, 1));
-        assertThat(error(send(start("bf-2", "file", 1, 1)))).startsWith("CONFLICT")
+        assertThat(error(start("bf-1", "file", 0, 1))).startsWith("INVALID_ARGUMENT").contains("with 0");
+        assertThat(error(start("", "file", 1, 1))).startsWith("INVALID_ARGUMENT");
+        start("bf-1", "file", 1, 1);
+        assertThat(error(start("bf-2", "file", 1, 1))).startsWith("CONFLICT")
             .contains("exporter file has an unfinished backfill bf-1");
 
         assertThat(proposed).hasSize(1);
@@ -105,7 +101,7 @@ class BackfillCommandHandlerTest
     {
         replicationFailure.set(new IllegalStateException("not leader any more"));
 
-        assertThat(error(send(start("bf-1", "file", 1, 1)))).startsWith("UNAVAILABLE").contains("not leader any more");
+        assertThat(error(start("bf-1", "file", 1, 1))).startsWith("UNAVAILABLE").contains("not leader any more");
         assertThat(registry.tasks()).isEmpty();
         assertThat(exporterPositions.get("file")).isEqualTo(118);
     }
@@ -113,53 +109,41 @@ class BackfillCommandHandlerTest
     @Test
     void statusReportsUnfinishedTasksPendingWhilePaused()
     {
-        send(start("bf-1", "file", 1, 1));
+        start("bf-1", "file", 1, 1);
         registry.apply(new BackfillEntry.AttemptStarted("bf-1", 1, 6_000));
 
-        assertThat(tasks(send(status("")))).singleElement().asString().startsWith("1 RUNNING");
+        assertThat(tasks(status(""))).singleElement().asString().startsWith("1 RUNNING");
         paused.set(true);
-        assertThat(tasks(send(status("bf-1")))).singleElement().asString().startsWith("1 PENDING");
-        assertThat(tasks(send(status("other")))).isEmpty();
+        assertThat(tasks(status("bf-1"))).singleElement().asString().startsWith("1 PENDING");
+        assertThat(tasks(status("other"))).isEmpty();
     }
 
     @Test
     void cancelEndsTheUnfinishedTasksAndAnUnknownIdChangesNothing()
     {
-        send(start("bf-1", "file", 2, 1));
+        start("bf-1", "file", 2, 1);
 
-        assertThat(tasks(send(cancel("bf-1")))).allSatisfy(t -> assertThat(t).contains("CANCELLED"));
-        assertThat(tasks(send(cancel("nope")))).isEmpty();
+        assertThat(tasks(cancel("bf-1"))).allSatisfy(t -> assertThat(t).contains("CANCELLED"));
+        assertThat(tasks(cancel("nope"))).isEmpty();
         assertThat(proposed).hasSize(2);
     }
 
     @Test
-    void garbageAndWrongPartitionsAreRefused()
+    void aRequestForAnotherPartitionIsRefused()
     {
-        assertThat(error(send(MessageWriter.of(new UnsafeBuffer(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9}), 0, 9))))
-            .startsWith("MALFORMED_REQUEST");
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer();
-        final MessageWriter valid = start("bf-1", "file", 1, 1);
-        valid.write(buffer, 0);
-        assertThat(error(send(MessageWriter.of(buffer, 0, valid.encodedLength() - 3)))).startsWith("MALFORMED_REQUEST");
-        buffer.putInt(MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH, 1 << 30,
-            java.nio.ByteOrder.LITTLE_ENDIAN);
-        assertThat(error(send(MessageWriter.of(buffer, 0, valid.encodedLength())))).startsWith("MALFORMED_REQUEST");
-
-        final ExpandableArrayBuffer other = new ExpandableArrayBuffer();
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new BackfillStatusRequestEncoder()
-            .wrapAndApplyHeader(other, 0, new MessageHeaderEncoder()).partitionId(9).backfillId("").encodedLength();
-        assertThat(error(send(MessageWriter.of(other, 0, length)))).startsWith("PARTITION_NOT_FOUND");
+        assertThat(error(answer((response) -> handler.onStatus(9, "", response)))).startsWith("PARTITION_NOT_FOUND");
+        assertThat(error(answer((response) -> handler.onStart(9, "bf-1", "file", 1, 1, response))))
+            .startsWith("PARTITION_NOT_FOUND");
         assertThat(proposed).isEmpty();
     }
 
     // ------------------------------------------------------------------------------------------- helpers
 
-    private UnsafeBuffer send(final MessageWriter request)
+    /** What the handler answered to one call: exactly one answer. */
+    private static UnsafeBuffer answer(final java.util.function.Consumer<ResponseChannel> call)
     {
-        final ExpandableArrayBuffer in = new ExpandableArrayBuffer();
-        request.write(in, 0);
         final AtomicReference<UnsafeBuffer> answer = new AtomicReference<>();
-        handler.onRequest(in, 0, request.encodedLength(), writer ->
+        call.accept(writer ->
         {
             final ExpandableArrayBuffer out = new ExpandableArrayBuffer();
             writer.write(out, 0);
@@ -200,30 +184,19 @@ class BackfillCommandHandlerTest
         return code + " " + error.message();
     }
 
-    private static MessageWriter start(final String backfillId, final String exporterId, final int taskCount,
+    private UnsafeBuffer start(final String backfillId, final String exporterId, final int taskCount,
         final int firstTaskId)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer();
-        final BackfillRequestEncoder encoder = new BackfillRequestEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .partitionId(PARTITION).taskCount(taskCount).firstTaskId(firstTaskId)
-            .backfillId(backfillId).exporterId(exporterId);
-        return MessageWriter.of(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        return answer((response) -> handler.onStart(PARTITION, backfillId, exporterId, taskCount, firstTaskId, response));
     }
 
-    private static MessageWriter status(final String backfillId)
+    private UnsafeBuffer status(final String backfillId)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer();
-        final BackfillStatusRequestEncoder encoder = new BackfillStatusRequestEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).partitionId(PARTITION).backfillId(backfillId);
-        return MessageWriter.of(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        return answer((response) -> handler.onStatus(PARTITION, backfillId, response));
     }
 
-    private static MessageWriter cancel(final String backfillId)
+    private UnsafeBuffer cancel(final String backfillId)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer();
-        final CancelBackfillRequestEncoder encoder = new CancelBackfillRequestEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder()).partitionId(PARTITION).backfillId(backfillId);
-        return MessageWriter.of(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+        return answer((response) -> handler.onCancel(PARTITION, backfillId, response));
     }
 }

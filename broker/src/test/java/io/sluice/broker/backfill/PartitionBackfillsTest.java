@@ -4,8 +4,6 @@ import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.exporter.FileExporter;
 import io.sluice.broker.log.RecordLog;
-import io.sluice.protocol.codecs.BackfillRequestEncoder;
-import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -97,11 +95,7 @@ class PartitionBackfillsTest implements PartitionBackfills.StateView
         backfills.onBecomeLeader();
 
         final AtomicReference<MessageWriter> answer = new AtomicReference<>();
-        final ExpandableArrayBuffer request = new ExpandableArrayBuffer();
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + new BackfillRequestEncoder()
-            .wrapAndApplyHeader(request, 0, new MessageHeaderEncoder())
-            .partitionId(PARTITION).taskCount(3).firstTaskId(1).backfillId("bf").exporterId("file").encodedLength();
-        backfills.handler().onRequest(request, 0, length, answer::set);
+        backfills.handler().onStart(PARTITION, "bf", "file", 3, 1, answer::set);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> answer.get() != null);
         assertThat(exporterPosition("file")).as("reset to the latest position").isEqualTo(2_000);
