@@ -15,18 +15,26 @@ import java.util.List;
  * UTF-8 bytes. Decoding checks every length against the bytes given and throws
  * {@link BackfillCodecException} instead of reading out of bounds.
  * <pre>
- * entry:    u8 version=1 | u8 type | fields of the type, in record-component order
+ * entry:    u8 version=2 | u8 type | fields of the type, in record-component order
  *           (int32, int64, string; boolean as u8)
  * snapshot: u8 version=1 | int32 taskCount | taskCount x task
  * task:     string backfillId | string exporterId | int32 taskId | int64 fromPosition | int64 toPosition |
  *           int64 exportedUpTo | int32 attempts | u8 stateCode | string failureReason |
  *           int64 createdAtMs | int64 updatedAtMs
  * </pre>
+ * Entries carry their layout's version: version 2 entries always hold every field of their type. Version 1
+ * entries, written before, are still read: their {@code Register} may end before {@code latestPosition}, which
+ * was added at the end, so for them (only) that field is taken when the bytes hold it.
+ * <p>
  * Stateless and thread-safe.
  */
 public final class BackfillCodec
 {
-    public static final int VERSION = 1;
+    /** The entry layout written now. */
+    public static final int ENTRY_VERSION = 2;
+    /** Entries of this version (and only these) may lack a Register's latest position. */
+    static final int ENTRY_VERSION_BEFORE_LATEST_POSITION = 1;
+    public static final int SNAPSHOT_VERSION = 1;
     /** Longest string accepted when decoding, in bytes; ids and reasons are far shorter. */
     public static final int MAX_STRING_BYTES = 64 * 1024;
 
@@ -40,7 +48,7 @@ public final class BackfillCodec
     public static int encode(final BackfillEntry entry, final MutableDirectBuffer buffer, final int offset)
     {
         final Writer w = new Writer(buffer, offset);
-        w.u8(VERSION);
+        w.u8(ENTRY_VERSION);
         w.u8(entry.typeCode());
         if (entry instanceof BackfillEntry.Register r)
         {
@@ -79,13 +87,14 @@ public final class BackfillCodec
     public static BackfillEntry decodeEntry(final DirectBuffer buffer, final int offset, final int length)
     {
         final Reader r = new Reader(buffer, offset, length);
-        r.version();
+        final int version = r.version(ENTRY_VERSION_BEFORE_LATEST_POSITION, ENTRY_VERSION);
         final int type = r.u8();
         final BackfillEntry entry = switch (type)
         {
-            // latestPosition was added at the end: an entry written without it reads LATEST_AT_APPLY
+            // A version 1 Register written without latestPosition reads LATEST_AT_APPLY.
             case BackfillEntry.Register.TYPE -> new BackfillEntry.Register(r.string(), r.string(), r.i32(), r.i32(),
-                r.i64(), r.remaining() >= Long.BYTES ? r.i64() : BackfillEntry.Register.LATEST_AT_APPLY);
+                r.i64(), version > ENTRY_VERSION_BEFORE_LATEST_POSITION || r.remaining() >= Long.BYTES ? r.i64() :
+                BackfillEntry.Register.LATEST_AT_APPLY);
             case BackfillEntry.AttemptStarted.TYPE -> new BackfillEntry.AttemptStarted(r.string(), r.i32(), r.i64());
             case BackfillEntry.Checkpoint.TYPE ->
                 new BackfillEntry.Checkpoint(r.string(), r.i32(), r.i64(), r.i64());
@@ -107,7 +116,7 @@ public final class BackfillCodec
         final Collection<BackfillTask> tasks, final MutableDirectBuffer buffer, final int offset)
     {
         final Writer w = new Writer(buffer, offset);
-        w.u8(VERSION);
+        w.u8(SNAPSHOT_VERSION);
         w.i32(tasks.size());
         for (final BackfillTask t : tasks)
         {
@@ -121,7 +130,7 @@ public final class BackfillCodec
     public static List<BackfillTask> decodeSnapshot(final DirectBuffer buffer, final int offset, final int length)
     {
         final Reader r = new Reader(buffer, offset, length);
-        r.version();
+        r.version(SNAPSHOT_VERSION, SNAPSHOT_VERSION);
         final int count = r.i32();
         if (count < 0 || count > length)
         {
@@ -219,13 +228,15 @@ public final class BackfillCodec
             return end - position;
         }
 
-        void version()
+        /** Reads the version byte; one outside {@code oldest..newest} is refused. */
+        int version(final int oldest, final int newest)
         {
             final int version = u8();
-            if (version != VERSION)
+            if (version < oldest || version > newest)
             {
                 throw new BackfillCodecException("unsupported backfill encoding version " + version);
             }
+            return version;
         }
 
         private void need(final int bytes)

@@ -1,8 +1,5 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
-import io.sluice.broker.log.codecs.MessageHeaderEncoder;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
@@ -11,7 +8,6 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +16,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -160,16 +157,10 @@ public final class EmptyReplicaNudger implements AutoCloseable
         }
     }
 
+    /** An exporter positions entry naming no exporter: it changes nothing but makes the leader replicate. */
     private static Message noOpEntry()
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64]);
-        final ExporterPositionsEntryEncoder encoder = new ExporterPositionsEntryEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
-        encoder.exportersCount(0);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
-        final byte[] bytes = new byte[length];
-        buffer.getBytes(0, bytes);
-        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+        return Partition.exporterPositionsEntry(Map.of());
     }
 
     private final class Replica

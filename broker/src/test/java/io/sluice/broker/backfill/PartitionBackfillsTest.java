@@ -146,7 +146,12 @@ class PartitionBackfillsTest implements PartitionBackfills.StateView
     void aRegistrationEncodedBeforeTheLatestPositionFieldTakesTheApplyingLogsEnd() throws Exception
     {
         final byte[] current = BackfillCodec.encode(new BackfillEntry.Register("bf", "file", 1, 1, 1_000, 1_200));
+        // As version 1 wrote it: the same fields without the last one.
         final byte[] withoutLatest = java.util.Arrays.copyOf(current, current.length - Long.BYTES);
+        withoutLatest[0] = 1;
+        final byte[] truncatedCurrent = java.util.Arrays.copyOf(current, current.length - Long.BYTES);
+        assertThatThrownBy(() -> BackfillCodec.decodeEntry(truncatedCurrent)).as("a version 2 entry is whole")
+            .isInstanceOf(BackfillCodecException.class);
 
         assertThat(BackfillCodec.decodeEntry(withoutLatest))
             .isEqualTo(new BackfillEntry.Register("bf", "file", 1, 1, 1_000, BackfillEntry.Register.LATEST_AT_APPLY));
