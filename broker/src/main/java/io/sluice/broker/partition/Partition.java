@@ -471,6 +471,13 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.failedFuture(notLeader);
         }
+        if (stopping)
+        {
+            // Appends arriving now would only make the followers lag behind the handover; clients retry them on
+            // the next leader.
+            return CompletableFuture.failedFuture(unavailable("broker " + brokerId +
+                " is stopping and hands its leaderships over"));
+        }
         return submitLocal(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))).thenApply((reply) ->
         {
             if (!reply.isSuccess())
@@ -594,9 +601,14 @@ public final class Partition implements PartitionListener, AutoCloseable
         localWritesInFlight.incrementAndGet();
         if (holdingWrites)
         {
+            // Held while a transfer starts: proposed once it ended, when a caller's usual path for a replica that
+            // no longer leads (a NOT_LEADER reply, then the Raft client) takes it to the new leader.
             localWritesInFlight.decrementAndGet();
-            return CompletableFuture.failedFuture(unavailable(stopping ?
-                "broker " + brokerId + " is stopping and hands its leaderships over" : "a leadership transfer is running"));
+            final CompletableFuture<Integer> running = transfer.get();
+            if (running != null)
+            {
+                return running.handle((leader, error) -> null).thenCompose((ended) -> submitLocal(message));
+            }
         }
         try
         {
@@ -918,7 +930,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .thenCompose((drained) -> requestTransfer(targetBrokerId, timeoutMs))
             .handle((answer, error) ->
             {
-                holdingWrites = stopping;
+                holdingWrites = false;
                 final int leader = brokerIdOf(division.getInfo().getLeaderId());
                 // Writes refused while our transfer ran say nothing about a stuck one.
                 steppingDownRefusalSinceNanos = 0;
@@ -1006,9 +1018,6 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void prepareToStop()
     {
         stopping = true;
-        // Writes arriving now would only make the followers lag behind the handover; clients retry them on the
-        // next leader.
-        holdingWrites = true;
         director.stop();
         backfills.onLeadershipLost();
     }
