@@ -471,13 +471,6 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.failedFuture(notLeader);
         }
-        if (stopping)
-        {
-            // Appends arriving now would only make the followers lag behind the handover; clients retry them on
-            // the next leader.
-            return CompletableFuture.failedFuture(unavailable("broker " + brokerId +
-                " is stopping and hands its leaderships over"));
-        }
         return submitLocal(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))).thenApply((reply) ->
         {
             if (!reply.isSuccess())
@@ -601,14 +594,9 @@ public final class Partition implements PartitionListener, AutoCloseable
         localWritesInFlight.incrementAndGet();
         if (holdingWrites)
         {
-            // Held while a transfer starts: proposed once it ended, when a caller's usual path for a replica that
-            // no longer leads (a NOT_LEADER reply, then the Raft client) takes it to the new leader.
             localWritesInFlight.decrementAndGet();
-            final CompletableFuture<Integer> running = transfer.get();
-            if (running != null)
-            {
-                return running.handle((leader, error) -> null).thenCompose((ended) -> submitLocal(message));
-            }
+            return CompletableFuture.failedFuture(unavailable(stopping ?
+                "broker " + brokerId + " is stopping and hands its leaderships over" : "a leadership transfer is running"));
         }
         try
         {
@@ -930,7 +918,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .thenCompose((drained) -> requestTransfer(targetBrokerId, timeoutMs))
             .handle((answer, error) ->
             {
-                holdingWrites = false;
+                holdingWrites = stopping;
                 final int leader = brokerIdOf(division.getInfo().getLeaderId());
                 // Writes refused while our transfer ran say nothing about a stuck one.
                 steppingDownRefusalSinceNanos = 0;
@@ -1018,6 +1006,9 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void prepareToStop()
     {
         stopping = true;
+        // Writes arriving now would only make the followers lag behind the handover; clients retry them on the
+        // next leader.
+        holdingWrites = true;
         director.stop();
         backfills.onLeadershipLost();
     }
