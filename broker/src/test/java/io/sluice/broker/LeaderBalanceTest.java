@@ -1,6 +1,7 @@
 package io.sluice.broker;
 
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -179,6 +181,31 @@ class LeaderBalanceTest
         assertThat(positions.get(0)).isEqualTo(11);
         assertThat(writableAfterMs).as("partition 1 takes writes again after (ms)").isLessThan(20_000);
         cluster.awaitExported(1, 20);
+    }
+
+    @Test
+    @Timeout(180)
+    void aPauseOnALeaderThatIsHandingOverWaitsForTheTransferInsteadOfFailing() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3, (c) -> c.withAutoRebalance(false));
+        final int leader = cluster.awaitLeader(1);
+        final int target = leader == 0 ? 1 : 0;
+        cluster.appendRecords(1, 10, 5, "before");
+
+        // The transfer holds the leader's own writes while it starts; a pause arriving then (an operator's pause
+        // during automatic balance) must still commit, here or on the new leader, rather than answer UNAVAILABLE.
+        final var transferred = cluster.brokers[leader].partition(1).transferLeadership(target, Duration.ofSeconds(10));
+        final var paused = cluster.brokers[leader].partition(1).changeExportingState(ExportingState.PAUSED, 7, false);
+
+        paused.get(30, TimeUnit.SECONDS);
+        assertThat(transferred.get(30, TimeUnit.SECONDS)).isEqualTo(target);
+        for (int broker = 0; broker < 3; broker++)
+        {
+            final int b = broker;
+            await("broker " + b + " holds the pause").atMost(Duration.ofSeconds(10))
+                .until(() -> cluster.brokers[b].partition(1).state().exportingStateVersion() == 7);
+            assertThat(cluster.brokers[b].partition(1).state().exportingState()).isEqualTo(ExportingState.PAUSED);
+        }
     }
 
     /** Sets Ratis's pending transfer as a transfer that failed before it started leaves it. */

@@ -510,8 +510,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         final Message entry = exportingStateEntry(state, version);
         if (division.getInfo().isLeader())
         {
-            return commitExportingState(submitLocal(entry)
-                .thenCompose((reply) -> reply.isSuccess() ? CompletableFuture.completedFuture(reply) : submitThroughClient(entry)));
+            return commitExportingState(proposeAsLeader(entry));
         }
         if (!leaderTargeted)
         {
@@ -521,6 +520,34 @@ public final class Partition implements PartitionListener, AutoCloseable
         // applied state then, and forward the entry only when it does not show up (the sender's leader was stale).
         return this.state.awaitExportingStateVersion(version, FOLLOWER_WAIT_MS).thenCompose((applied) -> applied ?
             CompletableFuture.completedFuture(null) : commitExportingState(submitThroughClient(entry)));
+    }
+
+    /**
+     * Proposes an exporting state entry on this leader. Local writes are held while a leadership transfer starts
+     * and while the broker stops (see {@link #transferLeadership}); an exporting state change must not fail for
+     * that, so it waits for a running transfer and then proposes here if this replica still leads, or goes to the
+     * leader through the Raft client otherwise, as it does when this replica's local proposal is refused.
+     */
+    private CompletableFuture<RaftClientReply> proposeAsLeader(final Message entry)
+    {
+        final CompletableFuture<Integer> running = transfer.get();
+        if (running != null)
+        {
+            return running.handle((leader, error) -> null).thenCompose((ignored) -> proposeAsLeader(entry));
+        }
+        if (stopping || !isLeader())
+        {
+            return submitThroughClient(entry);
+        }
+        return submitLocal(entry).handle((reply, error) ->
+        {
+            if (reply != null && reply.isSuccess())
+            {
+                return CompletableFuture.completedFuture(reply);
+            }
+            // Refused (a transfer started meanwhile, or leadership moved): wait for the transfer, or forward.
+            return transfer.get() != null ? proposeAsLeader(entry) : submitThroughClient(entry);
+        }).thenCompose((next) -> next);
     }
 
     /** Waits until this replica applied the committed entry, at most the admin timeout. */
