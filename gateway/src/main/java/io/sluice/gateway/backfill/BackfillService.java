@@ -364,9 +364,7 @@ public class BackfillService
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         for (final BackfillPlan.Partition target : targets)
         {
-            pending.put(target.partitionId(), answerOf(target.partitionId(), target.leaderId(),
-                client.start(target.leaderId(), target.partitionId(), backfillId, plan.exporterId(),
-                    target.taskCount(), target.firstTaskId(), requestTimeout)));
+            pending.put(target.partitionId(), startOn(target, target.leaderId(), backfillId, plan.exporterId(), true));
         }
         return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
         {
@@ -396,6 +394,28 @@ public class BackfillService
             LOG.info("backfill {} of exporter {}: registered on every partition", backfillId, plan.exporterId());
             return view;
         });
+    }
+
+    /**
+     * Registers the partition's part of the backfill on {@code leaderId}. A leader that moved since the plan
+     * answers NOT_LEADER and registered nothing; the start then goes once to the leader it names, which
+     * registers the range from its own replicated positions, so the partition is not left out of the reset.
+     */
+    private CompletableFuture<PartitionAnswer> startOn(final BackfillPlan.Partition target, final int leaderId,
+        final String backfillId, final String exporterId, final boolean followLeaderHint)
+    {
+        return answerOf(target.partitionId(), leaderId, client.start(leaderId, target.partitionId(), backfillId,
+            exporterId, target.taskCount(), target.firstTaskId(), requestTimeout)).thenCompose(answer ->
+            {
+                if (followLeaderHint && answer.code() == ErrorCode.NOT_LEADER && answer.leaderHint() >= 0 &&
+                    answer.leaderHint() != leaderId)
+                {
+                    LOG.info("backfill {} of exporter {}: partition {} moved from broker {} to broker {}, registering there",
+                        backfillId, exporterId, target.partitionId(), leaderId, answer.leaderHint());
+                    return startOn(target, answer.leaderHint(), backfillId, exporterId, false);
+                }
+                return CompletableFuture.completedFuture(answer);
+            });
     }
 
     private static HttpStatus statusOf(final List<PartitionAnswer> failed, final boolean allFailed)
@@ -501,8 +521,9 @@ public class BackfillService
     // ------------------------------------------------------------------------------------------ fan-out
 
     /** One partition's answer: its tasks, or what went wrong asking its leader. */
+    /** One partition's answer; {@code leaderHint} is the leader a NOT_LEADER answer named, or -1. */
     record PartitionAnswer(
-        int partitionId, List<BackfillTaskStatus> tasks, String error, ErrorCode code, boolean timedOut)
+        int partitionId, List<BackfillTaskStatus> tasks, String error, ErrorCode code, boolean timedOut, int leaderHint)
     {
     }
 
@@ -528,24 +549,26 @@ public class BackfillService
         {
             if (failure == null)
             {
-                return new PartitionAnswer(partitionId, tasks, null, null, false);
+                return new PartitionAnswer(partitionId, tasks, null, null, false, -1);
             }
             final Throwable cause = BrokerFailure.unwrap(failure);
             final String pair = "partition " + partitionId + " on broker " + leaderId;
             return switch (BrokerFailure.of(cause))
             {
                 case TIMED_OUT -> new PartitionAnswer(partitionId, List.of(),
-                    pair + ": no answer within " + requestTimeout.toMillis() + " ms", ErrorCode.TIMEOUT, true);
-                case UNREACHABLE -> new PartitionAnswer(partitionId, List.of(), "broker " + leaderId + " unreachable", null, false);
+                    pair + ": no answer within " + requestTimeout.toMillis() + " ms", ErrorCode.TIMEOUT, true, -1);
+                case UNREACHABLE -> new PartitionAnswer(partitionId, List.of(), "broker " + leaderId + " unreachable", null,
+                    false, -1);
                 case UNAVAILABLE, REFUSED ->
                 {
                     final BrokerErrorException error = (BrokerErrorException)cause;
                     final String detail = error.code() == ErrorCode.NOT_LEADER ?
                         "not leader" + (error.leaderId() >= 0 ? " (leader is " + error.leaderId() + ")" : "") :
                         error.code() + ": " + error.getMessage();
-                    yield new PartitionAnswer(partitionId, List.of(), pair + ": " + detail, error.code(), false);
+                    yield new PartitionAnswer(partitionId, List.of(), pair + ": " + detail, error.code(), false,
+                        error.code() == ErrorCode.NOT_LEADER ? error.leaderId() : -1);
                 }
-                default -> new PartitionAnswer(partitionId, List.of(), pair + ": " + cause.getMessage(), null, false);
+                default -> new PartitionAnswer(partitionId, List.of(), pair + ": " + cause.getMessage(), null, false, -1);
             };
         });
     }

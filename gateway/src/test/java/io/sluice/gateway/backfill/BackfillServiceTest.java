@@ -237,19 +237,54 @@ class BackfillServiceTest
     void aPartitionThatFailsToRegisterIsReportedWithWhatWasRegistered()
     {
         cluster.responder = call -> call.kind() == START && call.partitionId() == 2 ?
-            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 0, "not leader")) :
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, -1, "not leader")) :
             cluster.answerAsLeader(call);
 
         assertThatThrownBy(() -> service.start("file", null).join()).cause()
             .isInstanceOfSatisfying(BackfillStartException.class, e ->
             {
                 assertThat(e.status()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
-                assertThat(e.failures()).containsExactly("partition 2 on broker 1: not leader (leader is 0)");
+                assertThat(e.failures()).containsExactly("partition 2 on broker 1: not leader");
                 assertThat(e.registered().ranges()).extracting(BackfillView.Range::partitionId)
                     .containsExactly(1, 3, 4, 5, 6);
                 assertThat(e.registered().unavailablePartitions()).containsExactly(2);
                 assertThat(e.getMessage()).contains("partitions [2] were not reset");
             });
+    }
+
+    @Test
+    void aLeaderThatMovedAfterThePlanIsFollowedOnceToTheLeaderItNames()
+    {
+        // Partition 2's leader moved from broker 1 to broker 2 after the gateway planned: broker 1 registers
+        // nothing and names broker 2, which registers the partition's range.
+        cluster.responder = call -> call.kind() == START && call.partitionId() == 2 && call.brokerId() == 1 ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 2, "not leader")) :
+            cluster.answerAsLeader(call);
+
+        final BackfillView view = service.start("file", null).join();
+
+        assertThat(view.ranges()).extracting(BackfillView.Range::partitionId).containsExactly(1, 2, 3, 4, 5, 6);
+        assertThat(view.unavailablePartitions()).isEmpty();
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START && c.partitionId() == 2)
+            .extracting(FakeBackfillCluster.Call::brokerId).containsExactly(1, 2);
+    }
+
+    @Test
+    void aSecondNotLeaderAnswerIsNotFollowedAgain()
+    {
+        // Two brokers naming each other: the start gives up after one hop and reports the partition.
+        cluster.responder = call -> call.kind() == START && call.partitionId() == 2 ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, call.brokerId() == 1 ? 2 : 1,
+                "not leader")) :
+            cluster.answerAsLeader(call);
+
+        assertThatThrownBy(() -> service.start("file", null).join()).cause()
+            .isInstanceOfSatisfying(BackfillStartException.class, e ->
+            {
+                assertThat(e.failures()).containsExactly("partition 2 on broker 2: not leader (leader is 1)");
+                assertThat(e.registered().unavailablePartitions()).containsExactly(2);
+            });
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START && c.partitionId() == 2).hasSize(2);
     }
 
     @Test
