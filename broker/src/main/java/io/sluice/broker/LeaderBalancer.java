@@ -91,12 +91,12 @@ final class LeaderBalancer
             final int partitionId = partition.partitionId();
             final int preferred = partition.preferredBrokerId();
             if (preferred == brokerId || !partition.isLeader() || partition.isTransferring() ||
-                partition.hasPeerPriorities())
+                partition.followers().hasPeerPriorities())
             {
                 watch.forget(partitionId);
                 continue;
             }
-            final boolean inSync = partition.outOfSyncReason(preferred, AUTO_MAX_LAG_ENTRIES) == null;
+            final boolean inSync = partition.followers().outOfSyncReason(preferred, AUTO_MAX_LAG_ENTRIES) == null;
             if (watch.observe(partitionId, inSync, now) && !transferStarted)
             {
                 transferStarted = true;
@@ -162,14 +162,14 @@ final class LeaderBalancer
                 {
                     break;
                 }
-                final int target = partition.inSyncFollower(distribution.replicasOf(partitionId));
+                final int target = partition.followers().inSyncFollower(distribution.replicasOf(partitionId));
                 if (target >= 0)
                 {
                     running.put(partitionId, partition.transferLeadership(target,
                         Duration.ofNanos(Math.min(remainingNanos, HANDOVER_ATTEMPT_TIMEOUT.toNanos()))));
                     pending = true;
                 }
-                else if (partition.hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
+                else if (partition.followers().hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
                 {
                     outcome.put(partitionId, "waiting for a follower to catch up");
                     pending = true;
