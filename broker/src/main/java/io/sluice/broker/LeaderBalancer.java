@@ -40,11 +40,6 @@ final class LeaderBalancer
     static final long AUTO_MAX_LAG_ENTRIES = 8;
     private static final long HANDOVER_POLL_MS = 20;
     /**
-     * One handover attempt: a transfer to a live, in-sync follower takes well under a second; a follower that died
-     * a moment ago still looks in sync, and the attempt to it fails at this bound, after which it looks dead.
-     */
-    static final Duration HANDOVER_ATTEMPT_TIMEOUT = Duration.ofSeconds(2);
-    /**
      * A follower silent this long is taken for down, so a partition whose followers all are is given up at once.
      * Longer than the in-sync bound: on a loaded machine a live follower's answers can lag a second behind.
      */
@@ -165,8 +160,9 @@ final class LeaderBalancer
                 final int target = partition.followers().inSyncFollower(distribution.replicasOf(partitionId));
                 if (target >= 0)
                 {
-                    running.put(partitionId, partition.transferLeadership(target,
-                        Duration.ofNanos(Math.min(remainingNanos, HANDOVER_ATTEMPT_TIMEOUT.toNanos()))));
+                    // The attempt's bound is the requested rebalance's too: a follower that died a moment ago
+                    // still looks in sync, and the attempt to it fails at that bound, after which it looks dead.
+                    running.put(partitionId, partition.transferAttempt(target, remainingNanos));
                     pending = true;
                 }
                 else if (partition.followers().hasAnsweringFollower(FOLLOWER_SILENT_BOUND))

@@ -379,6 +379,15 @@ public final class Partition implements PartitionListener, AutoCloseable
     }
 
     /**
+     * One attempt of a transfer tried again within a bound with {@code remainingNanos} left: at most
+     * {@link LeadershipTransfer#ATTEMPT}. See {@link LeadershipTransfer#attempt}.
+     */
+    public CompletableFuture<Integer> transferAttempt(final int targetBrokerId, final long remainingNanos)
+    {
+        return transfers.attempt(targetBrokerId, remainingNanos);
+    }
+
+    /**
      * Moves the leadership to the preferred broker when it is in sync; completes with where it is afterwards. See
      * {@link LeadershipTransfer#rebalance}.
      */
