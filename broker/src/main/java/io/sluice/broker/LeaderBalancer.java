@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -108,7 +109,7 @@ final class LeaderBalancer
                     else
                     {
                         LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
-                            brokerId, partitionId, preferred, tookMs, unwrap(error).getMessage());
+                            brokerId, partitionId, preferred, tookMs, Futures.unwrap(error).getMessage());
                     }
                 });
             }
@@ -213,13 +214,8 @@ final class LeaderBalancer
         }
         catch (final CompletionException e)
         {
-            return "transfer failed after " + tookMs + " ms: " + unwrap(e).getMessage();
+            return "transfer failed after " + tookMs + " ms: " + Futures.unwrap(e).getMessage();
         }
-    }
-
-    private static Throwable unwrap(final Throwable error)
-    {
-        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 
     private static void sleep(final long ms)

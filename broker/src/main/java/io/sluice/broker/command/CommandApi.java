@@ -21,6 +21,7 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
@@ -39,7 +40,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -484,8 +484,7 @@ public final class CommandApi implements RequestHandler
 
     private void respondError(final ResponseChannel response, final int partitionId, final Throwable error)
     {
-        final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
-            error.getCause() : error;
+        final Throwable cause = Futures.unwrap(error);
         if (cause instanceof PartitionException failure)
         {
             response.respond(ErrorResponseWriter.of(failure.code(), partitionId,

@@ -2,13 +2,13 @@ package io.sluice.broker.partition;
 
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.concurrent.Futures;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.server.RaftServer;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -110,7 +110,7 @@ final class ExportingStateChanges
             .orTimeout(adminTimeout.toMillis(), TimeUnit.MILLISECONDS)
             .exceptionally((e) ->
             {
-                final Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                final Throwable cause = Futures.unwrap(e);
                 if (cause instanceof PartitionException)
                 {
                     throw (PartitionException)cause;

@@ -1,6 +1,7 @@
 package io.sluice.broker.partition;
 
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.concurrent.Futures;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
@@ -11,7 +12,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -202,9 +202,8 @@ final class LeadershipTransfer
                 return new RebalanceOutcome(partitionId, preferredBrokerId, leader, leader == preferredBrokerId ? null :
                     "the leadership went to broker " + leader);
             }
-            final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
-                error.getCause() : error;
-            return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(), cause.getMessage());
+            return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
+                Futures.unwrap(error).getMessage());
         });
     }
 
@@ -222,8 +221,7 @@ final class LeadershipTransfer
             if (again)
             {
                 LOG.info("partition {} on broker {}: leadership transfer to broker {} failed, trying again: {}",
-                    partitionId, brokerId, targetBrokerId,
-                    (error instanceof CompletionException && error.getCause() != null ? error.getCause() : error).getMessage());
+                    partitionId, brokerId, targetBrokerId, Futures.unwrap(error).getMessage());
                 return transferWithRetries(targetBrokerId, deadlineNanos);
             }
             return error == null ? CompletableFuture.completedFuture(leader) : CompletableFuture.<Integer>failedFuture(error);
@@ -288,8 +286,7 @@ final class LeadershipTransfer
                 {
                     return leader < 0 ? targetBrokerId : leader;
                 }
-                final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
-                    error.getCause() : error != null ? error : answer.getException();
+                final Throwable cause = error != null ? Futures.unwrap(error) : answer.getException();
                 final boolean leads = !partition.isClosed() && division.getInfo().isLeader();
                 if (leads && leftSteppingDown(cause))
                 {
