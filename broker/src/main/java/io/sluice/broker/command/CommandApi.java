@@ -1,6 +1,7 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillCommandHandler;
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.AppendBatcher;
@@ -158,23 +159,35 @@ public final class CommandApi implements RequestHandler
     private void onBackfillStatus(final BackfillStatusRequestDecoder request, final ResponseChannel response)
     {
         final int partitionId = request.partitionId();
-        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
-        final Partition partition = backfillId == null ? null : leaderOrRespond(partitionId, response);
-        if (partition != null)
-        {
-            partition.backfills().handler().onStatus(partitionId, backfillId, response);
-        }
+        onNamedBackfill(partitionId, text(request.backfillIdLength(), request::backfillId, partitionId, response),
+            response, BackfillCommandHandler::onStatus);
     }
 
     private void onBackfillCancel(final CancelBackfillRequestDecoder request, final ResponseChannel response)
     {
         final int partitionId = request.partitionId();
-        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
+        onNamedBackfill(partitionId, text(request.backfillIdLength(), request::backfillId, partitionId, response),
+            response, BackfillCommandHandler::onCancel);
+    }
+
+    /** Runs a request that names one backfill on the partition's leader; a null id was already answered. */
+    private void onNamedBackfill(
+        final int partitionId,
+        final String backfillId,
+        final ResponseChannel response,
+        final NamedBackfillCommand command)
+    {
         final Partition partition = backfillId == null ? null : leaderOrRespond(partitionId, response);
         if (partition != null)
         {
-            partition.backfills().handler().onCancel(partitionId, backfillId, response);
+            command.run(partition.backfills().handler(), partitionId, backfillId, response);
         }
+    }
+
+    @FunctionalInterface
+    private interface NamedBackfillCommand
+    {
+        void run(BackfillCommandHandler handler, int partitionId, String backfillId, ResponseChannel response);
     }
 
     /** The next text field, or null after answering MALFORMED_REQUEST when it is longer than a backfill may hold. */

@@ -557,7 +557,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         }
         try
         {
-            return server.submitClientRequestAsync(request).whenComplete((reply, error) -> transfers.localWriteEnded(reply));
+            return server.submitClientRequestAsync(request)
+                .whenComplete((reply, error) -> transfers.localWriteEnded(reply));
         }
         catch (final Exception e)
         {

@@ -72,7 +72,8 @@ public final class SbeBackfillClient implements BackfillClient
     {
         return sendById(brokerId, partitionId, backfillId, timeout,
             BackfillStatusRequestEncoder.BLOCK_LENGTH + BackfillStatusRequestEncoder.backfillIdHeaderLength(),
-            (codecs, buffer, offset, backfill) -> codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+            (codecs, buffer, offset, backfill) -> codecs.statusRequest
+                .wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
                 .putBackfillId(backfill, 0, backfill.length));
     }
@@ -83,7 +84,8 @@ public final class SbeBackfillClient implements BackfillClient
     {
         return sendById(brokerId, partitionId, backfillId, timeout,
             CancelBackfillRequestEncoder.BLOCK_LENGTH + CancelBackfillRequestEncoder.backfillIdHeaderLength(),
-            (codecs, buffer, offset, backfill) -> codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+            (codecs, buffer, offset, backfill) -> codecs.cancelRequest
+                .wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
                 .putBackfillId(backfill, 0, backfill.length));
     }
