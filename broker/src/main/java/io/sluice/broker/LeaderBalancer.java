@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,11 +40,6 @@ final class LeaderBalancer
     /** The automatic balance only moves a leadership to a replica this close behind (commit index entries). */
     static final long AUTO_MAX_LAG_ENTRIES = 8;
     private static final long HANDOVER_POLL_MS = 20;
-    /**
-     * One handover attempt: a transfer to a live, in-sync follower takes well under a second; a follower that died
-     * a moment ago still looks in sync, and the attempt to it fails at this bound, after which it looks dead.
-     */
-    static final Duration HANDOVER_ATTEMPT_TIMEOUT = Duration.ofSeconds(2);
     /**
      * A follower silent this long is taken for down, so a partition whose followers all are is given up at once.
      * Longer than the in-sync bound: on a loaded machine a live follower's answers can lag a second behind.
@@ -91,12 +87,12 @@ final class LeaderBalancer
             final int partitionId = partition.partitionId();
             final int preferred = partition.preferredBrokerId();
             if (preferred == brokerId || !partition.isLeader() || partition.isTransferring() ||
-                partition.hasPeerPriorities())
+                partition.followers().hasPeerPriorities())
             {
                 watch.forget(partitionId);
                 continue;
             }
-            final boolean inSync = partition.outOfSyncReason(preferred, AUTO_MAX_LAG_ENTRIES) == null;
+            final boolean inSync = partition.followers().outOfSyncReason(preferred, AUTO_MAX_LAG_ENTRIES) == null;
             if (watch.observe(partitionId, inSync, now) && !transferStarted)
             {
                 transferStarted = true;
@@ -113,7 +109,7 @@ final class LeaderBalancer
                     else
                     {
                         LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
-                            brokerId, partitionId, preferred, tookMs, unwrap(error).getMessage());
+                            brokerId, partitionId, preferred, tookMs, Futures.unwrap(error).getMessage());
                     }
                 });
             }
@@ -162,14 +158,15 @@ final class LeaderBalancer
                 {
                     break;
                 }
-                final int target = partition.inSyncFollower(distribution.replicasOf(partitionId));
+                final int target = partition.followers().inSyncFollower(distribution.replicasOf(partitionId));
                 if (target >= 0)
                 {
-                    running.put(partitionId, partition.transferLeadership(target,
-                        Duration.ofNanos(Math.min(remainingNanos, HANDOVER_ATTEMPT_TIMEOUT.toNanos()))));
+                    // The attempt's bound is the requested rebalance's too: a follower that died a moment ago
+                    // still looks in sync, and the attempt to it fails at that bound, after which it looks dead.
+                    running.put(partitionId, partition.transferAttempt(target, remainingNanos));
                     pending = true;
                 }
-                else if (partition.hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
+                else if (partition.followers().hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
                 {
                     outcome.put(partitionId, "waiting for a follower to catch up");
                     pending = true;
@@ -217,13 +214,8 @@ final class LeaderBalancer
         }
         catch (final CompletionException e)
         {
-            return "transfer failed after " + tookMs + " ms: " + unwrap(e).getMessage();
+            return "transfer failed after " + tookMs + " ms: " + Futures.unwrap(e).getMessage();
         }
-    }
-
-    private static Throwable unwrap(final Throwable error)
-    {
-        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 
     private static void sleep(final long ms)

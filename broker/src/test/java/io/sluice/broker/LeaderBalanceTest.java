@@ -99,7 +99,7 @@ class LeaderBalanceTest
         final int away = leader;
         assertThat(away).isIn(1, 2);
         await("broker 0 in sync on partition 1").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
-            .until(() -> cluster.brokers[away].partition(1).outOfSyncReason(0) == null);
+            .until(() -> cluster.brokers[away].partition(1).followers().outOfSyncReason(0) == null);
         // Nothing moves by itself: well past the automatic stable period, the leader is where it was.
         TestCluster.sleep(Broker.AUTO_REBALANCE_STABLE.toMillis() + 2 * Broker.AUTO_REBALANCE_INTERVAL_MS);
         assertThat(cluster.leaderOf(1)).isEqualTo(away);
@@ -132,7 +132,7 @@ class LeaderBalanceTest
         cluster.stopBroker(0);
         final int leader = cluster.leaderOf(1) >= 0 ? cluster.leaderOf(1) : cluster.awaitLeader(1);
         await("the leader stops hearing from broker 0").atMost(Duration.ofSeconds(10))
-            .until(() -> cluster.brokers[leader].partition(1).outOfSyncReason(0) != null);
+            .until(() -> cluster.brokers[leader].partition(1).followers().outOfSyncReason(0) != null);
 
         final RebalanceResponseDecoder answer = rebalance(leader, 1);
         assertThat(answer.leaderId()).isEqualTo(leader);

@@ -5,6 +5,7 @@ import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.gateway.config.ClusterProperties;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.tls.ClusterTls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,7 +70,7 @@ public class StandaloneMode
             }
             catch (final CompletionException e)
             {
-                final Throwable cause = e.getCause() == null ? e : e.getCause();
+                final Throwable cause = Futures.unwrap(e);
                 if (failure == null)
                 {
                     failure = cause instanceof RuntimeException runtime ? runtime : new IllegalStateException(cause);

@@ -1,6 +1,7 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillCommandHandler;
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.AppendBatcher;
@@ -21,6 +22,7 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
@@ -39,7 +41,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -158,23 +159,35 @@ public final class CommandApi implements RequestHandler
     private void onBackfillStatus(final BackfillStatusRequestDecoder request, final ResponseChannel response)
     {
         final int partitionId = request.partitionId();
-        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
-        final Partition partition = backfillId == null ? null : leaderOrRespond(partitionId, response);
-        if (partition != null)
-        {
-            partition.backfills().handler().onStatus(partitionId, backfillId, response);
-        }
+        onNamedBackfill(partitionId, text(request.backfillIdLength(), request::backfillId, partitionId, response),
+            response, BackfillCommandHandler::onStatus);
     }
 
     private void onBackfillCancel(final CancelBackfillRequestDecoder request, final ResponseChannel response)
     {
         final int partitionId = request.partitionId();
-        final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
+        onNamedBackfill(partitionId, text(request.backfillIdLength(), request::backfillId, partitionId, response),
+            response, BackfillCommandHandler::onCancel);
+    }
+
+    /** Runs a request that names one backfill on the partition's leader; a null id was already answered. */
+    private void onNamedBackfill(
+        final int partitionId,
+        final String backfillId,
+        final ResponseChannel response,
+        final NamedBackfillCommand command)
+    {
         final Partition partition = backfillId == null ? null : leaderOrRespond(partitionId, response);
         if (partition != null)
         {
-            partition.backfills().handler().onCancel(partitionId, backfillId, response);
+            command.run(partition.backfills().handler(), partitionId, backfillId, response);
         }
+    }
+
+    @FunctionalInterface
+    private interface NamedBackfillCommand
+    {
+        void run(BackfillCommandHandler handler, int partitionId, String backfillId, ResponseChannel response);
     }
 
     /** The next text field, or null after answering MALFORMED_REQUEST when it is longer than a backfill may hold. */
@@ -484,8 +497,7 @@ public final class CommandApi implements RequestHandler
 
     private void respondError(final ResponseChannel response, final int partitionId, final Throwable error)
     {
-        final Throwable cause = error instanceof CompletionException && error.getCause() != null ?
-            error.getCause() : error;
+        final Throwable cause = Futures.unwrap(error);
         if (cause instanceof PartitionException failure)
         {
             response.respond(ErrorResponseWriter.of(failure.code(), partitionId,

@@ -1,11 +1,11 @@
 package io.sluice.gateway.backfill;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
-import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.management.ManagementController;
 import io.sluice.gateway.management.ManagementErrorBody;
 import io.sluice.gateway.management.ManagementErrorHandler;
 import io.sluice.gateway.management.ManagementException;
+import io.sluice.protocol.concurrent.Futures;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -111,7 +111,7 @@ public class BackfillController
             {
                 return ResponseEntity.status(success).contentType(MediaType.APPLICATION_JSON).body((Object)value);
             }
-            final Throwable cause = BrokerFailure.unwrap(failure);
+            final Throwable cause = Futures.unwrapAll(failure);
             if (cause instanceof ManagementException e)
             {
                 return error(e);

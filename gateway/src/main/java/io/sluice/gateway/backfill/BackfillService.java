@@ -11,6 +11,7 @@ import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.message.AdminLimits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -551,7 +552,7 @@ public class BackfillService
             {
                 return new PartitionAnswer(partitionId, tasks, null, null, false, -1);
             }
-            final Throwable cause = BrokerFailure.unwrap(failure);
+            final Throwable cause = Futures.unwrapAll(failure);
             final String pair = "partition " + partitionId + " on broker " + leaderId;
             return switch (BrokerFailure.of(cause))
             {

@@ -16,6 +16,7 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -69,32 +70,44 @@ public final class SbeBackfillClient implements BackfillClient
     public CompletableFuture<List<BackfillTaskStatus>> status(
         final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
     {
-        final byte[] backfill = utf8(backfillId);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillStatusRequestEncoder.BLOCK_LENGTH +
-            BackfillStatusRequestEncoder.backfillIdHeaderLength() + backfill.length;
-        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.statusRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return sendById(brokerId, partitionId, backfillId, timeout,
+            BackfillStatusRequestEncoder.BLOCK_LENGTH + BackfillStatusRequestEncoder.backfillIdHeaderLength(),
+            (codecs, buffer, offset, backfill) -> codecs.statusRequest
+                .wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
-                .putBackfillId(backfill, 0, backfill.length);
-        }), timeout);
+                .putBackfillId(backfill, 0, backfill.length));
     }
 
     @Override
     public CompletableFuture<List<BackfillTaskStatus>> cancel(
         final int brokerId, final int partitionId, final String backfillId, final Duration timeout)
     {
-        final byte[] backfill = utf8(backfillId);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + CancelBackfillRequestEncoder.BLOCK_LENGTH +
-            CancelBackfillRequestEncoder.backfillIdHeaderLength() + backfill.length;
-        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.cancelRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return sendById(brokerId, partitionId, backfillId, timeout,
+            CancelBackfillRequestEncoder.BLOCK_LENGTH + CancelBackfillRequestEncoder.backfillIdHeaderLength(),
+            (codecs, buffer, offset, backfill) -> codecs.cancelRequest
+                .wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
-                .putBackfillId(backfill, 0, backfill.length);
-        }), timeout);
+                .putBackfillId(backfill, 0, backfill.length));
+    }
+
+    /**
+     * Sends a request that names one backfill and nothing else (a status or a cancel): {@code fixedLength} is its
+     * block and the id's length header, and {@code encoder} writes it with this thread's codecs.
+     */
+    private CompletableFuture<List<BackfillTaskStatus>> sendById(
+        final int brokerId, final int partitionId, final String backfillId, final Duration timeout,
+        final int fixedLength, final ByIdEncoder encoder)
+    {
+        final byte[] backfill = utf8(backfillId);
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + fixedLength + backfill.length;
+        return send(brokerId, partitionId, RequestWriters.of(length,
+            (buffer, offset) -> encoder.encode(CODECS.get(), buffer, offset, backfill)), timeout);
+    }
+
+    @FunctionalInterface
+    private interface ByIdEncoder
+    {
+        void encode(Codecs codecs, MutableDirectBuffer buffer, int offset, byte[] backfillId);
     }
 
     private CompletableFuture<List<BackfillTaskStatus>> send(

@@ -1,18 +1,17 @@
 package io.sluice.gateway.broker;
 
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportException;
 
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
  * What went wrong with a request to a broker, decided in one place for the whole gateway: the append retry loop,
  * the HTTP answers and every fan-out (exporting, backfill, rebalance, exporters) classify through {@link #of}, and
- * unwrap a future's failure through {@link #unwrap}.
+ * take a future's failure out of its wrappers with {@link Futures#unwrapAll}.
  */
 public enum BrokerFailure
 {
@@ -31,21 +30,10 @@ public enum BrokerFailure
     /** Not a failure of the request to a broker: a bad argument or a bug. */
     OTHER;
 
-    /** The failure itself, out of the {@link CompletionException}s and {@link ExecutionException}s around it. */
-    public static Throwable unwrap(final Throwable failure)
-    {
-        Throwable cause = failure;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null)
-        {
-            cause = cause.getCause();
-        }
-        return cause;
-    }
-
     /** Classifies a failure, wrapped or not. */
     public static BrokerFailure of(final Throwable failure)
     {
-        final Throwable cause = unwrap(failure);
+        final Throwable cause = Futures.unwrapAll(failure);
         if (cause instanceof BrokerErrorException brokerError)
         {
             return isTransient(brokerError.code()) ? UNAVAILABLE : REFUSED;
@@ -72,13 +60,13 @@ public enum BrokerFailure
     /** The broker's error code when it answered with an error, else null. */
     public static ErrorCode errorCode(final Throwable failure)
     {
-        return unwrap(failure) instanceof BrokerErrorException brokerError ? brokerError.code() : null;
+        return Futures.unwrapAll(failure) instanceof BrokerErrorException brokerError ? brokerError.code() : null;
     }
 
     /** The leader a NOT_LEADER answer named, or -1 (no such answer, or no leader known). */
     public static int leaderHint(final Throwable failure)
     {
-        return unwrap(failure) instanceof BrokerErrorException brokerError && brokerError.code() == ErrorCode.NOT_LEADER ?
+        return Futures.unwrapAll(failure) instanceof BrokerErrorException brokerError && brokerError.code() == ErrorCode.NOT_LEADER ?
             brokerError.leaderId() : -1;
     }
 

@@ -4,6 +4,7 @@ import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.transport.RequestTimeoutException;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportException;
@@ -170,7 +171,7 @@ public final class SbeBrokerClient implements BrokerClient
                     }
                     else
                     {
-                        onFailure(brokerId, BrokerFailure.unwrap(error));
+                        onFailure(brokerId, Futures.unwrapAll(error));
                     }
                 });
         }

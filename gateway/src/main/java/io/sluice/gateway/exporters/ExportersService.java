@@ -1,12 +1,12 @@
 package io.sluice.gateway.exporters;
 
-import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.concurrent.Futures;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Service;
 
@@ -193,7 +193,7 @@ public class ExportersService
 
     private static String messageOf(final Throwable failure)
     {
-        final Throwable cause = BrokerFailure.unwrap(failure);
+        final Throwable cause = Futures.unwrapAll(failure);
         return cause.getMessage() == null ? cause.toString() : cause.getMessage();
     }
 }

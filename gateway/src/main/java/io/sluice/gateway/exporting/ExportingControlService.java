@@ -12,6 +12,7 @@ import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -338,7 +339,7 @@ public class ExportingControlService
 
     private TargetResult classifyFailure(final PartitionReplica target, final Throwable failure)
     {
-        final Throwable cause = BrokerFailure.unwrap(failure);
+        final Throwable cause = Futures.unwrapAll(failure);
         return switch (BrokerFailure.of(cause))
         {
             case TIMED_OUT -> TargetResult.timedOut(target, target + ": no answer within " + requestTimeout.toMillis() + " ms");

@@ -5,6 +5,7 @@ import io.sluice.gateway.exporting.ExportingOutcome;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -115,7 +116,7 @@ public class RebalanceService
                     reply.leaderId(), onPreferred ? ExportingOutcome.SUCCEEDED : ExportingOutcome.FAILED,
                     onPreferred ? null : reply.reason() == null ? "the leader is broker " + reply.leaderId() : reply.reason()));
             }
-            final Throwable cause = BrokerFailure.unwrap(error);
+            final Throwable cause = Futures.unwrapAll(error);
             final BrokerFailure failure = BrokerFailure.of(cause);
             if (failure == BrokerFailure.TIMED_OUT)
             {

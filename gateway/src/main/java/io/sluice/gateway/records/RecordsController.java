@@ -7,6 +7,7 @@ import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.gateway.json.JsonSyntaxError;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.message.AppendLimits;
 import jakarta.servlet.http.HttpServletRequest;
 import org.slf4j.Logger;
@@ -231,7 +232,7 @@ public class RecordsController
 
     private ResponseEntity<Object> failure(final Throwable error, final String idempotencyKey)
     {
-        final Throwable cause = BrokerFailure.unwrap(error);
+        final Throwable cause = Futures.unwrapAll(error);
         final BrokerFailure failure = BrokerFailure.of(cause);
         if (BrokerFailure.errorCode(cause) == ErrorCode.CONFLICT && idempotencyKey != null)
         {

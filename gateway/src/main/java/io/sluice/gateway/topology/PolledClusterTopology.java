@@ -1,12 +1,12 @@
 package io.sluice.gateway.topology;
 
 import io.sluice.gateway.broker.BrokerClient;
-import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.PartitionRole;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.transport.PeerUnreachableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -214,7 +214,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         }
         else
         {
-            final Throwable cause = BrokerFailure.unwrap(error);
+            final Throwable cause = Futures.unwrapAll(error);
             final String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
             views.set(brokerId, BrokerView.unreachable(reason, cause instanceof PeerUnreachableException, startedNanos));
             if (previous.reachable())

@@ -1,5 +1,7 @@
 package io.sluice.protocol.message;
 
+import io.sluice.protocol.codecs.AppendRequestEncoder;
+
 /**
  * The sizes an append must fit, the one owner of the record limits, shared by the gateway (which checks them once,
  * before anything is sent) and the broker (which checks them again on every append it takes, sizes its Raft buffers
@@ -11,8 +13,13 @@ public final class AppendLimits
 {
     /** Encoded records of one append batch at most: keys, payloads and per-record headers, not payloads alone. */
     public static final int MAX_BATCH_BYTES = 2 * 1024 * 1024;
-    /** Bytes a record costs in a batch besides its key and payload: timestamp, key length, payload length. */
-    public static final int RECORD_OVERHEAD_BYTES = Long.BYTES + 2 * Integer.BYTES;
+    /**
+     * Bytes a record costs in a batch besides its key and payload: timestamp, key length, payload length, as an
+     * {@code AppendRequest} encodes them. The broker's {@code AppendEntry} encodes a record the same way, so this is
+     * a record's size in both.
+     */
+    public static final int RECORD_OVERHEAD_BYTES = AppendRequestEncoder.RecordsEncoder.sbeBlockLength() +
+        AppendRequestEncoder.RecordsEncoder.keyHeaderLength() + AppendRequestEncoder.RecordsEncoder.payloadHeaderLength();
     /** Room for an entry's headers (message header, group headers, one block per batch) over its records. */
     public static final int ENTRY_HEADROOM_BYTES = 64 * 1024;
     /** The largest Raft entry a partition proposes; Raft's appender and write buffers are sized from it. */
@@ -31,7 +38,7 @@ public final class AppendLimits
     {
     }
 
-    /** Bytes a record takes in a batch. */
+    /** Bytes a record takes in a batch: in an {@code AppendRequest}, and in the broker's {@code AppendEntry}. */
     public static long recordBytes(final int keyBytes, final int payloadBytes)
     {
         return RECORD_OVERHEAD_BYTES + (long)keyBytes + payloadBytes;

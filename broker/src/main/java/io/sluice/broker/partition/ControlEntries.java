@@ -1,0 +1,59 @@
+package io.sluice.broker.partition;
+
+import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillEntry;
+import io.sluice.broker.log.codecs.BackfillEntryEncoder;
+import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
+import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * The partition's log entries that carry no records, encoded for a proposal: exporting state changes, exporter
+ * positions and backfill changes (record batches are {@link AppendEntries}'). Off the hot path, so each allocates.
+ */
+final class ControlEntries
+{
+    private ControlEntries()
+    {
+    }
+
+    static Message exportingState(final ExportingState state, final long version)
+    {
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + ExportingStateEntryEncoder.BLOCK_LENGTH];
+        new ExportingStateEntryEncoder()
+            .wrapAndApplyHeader(new UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
+            .state(PartitionStateMachine.toCode(state))
+            .version(version);
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+    }
+
+    static Message backfill(final BackfillEntry entry)
+    {
+        final byte[] payload = BackfillCodec.encode(entry);
+        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + BackfillEntryEncoder.BLOCK_LENGTH +
+            BackfillEntryEncoder.payloadHeaderLength() + payload.length];
+        new BackfillEntryEncoder()
+            .wrapAndApplyHeader(new UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
+            .putPayload(payload, 0, payload.length);
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+    }
+
+    static Message exporterPositions(final Map<String, Long> positions)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
+        final ExporterPositionsEntryEncoder encoder = new ExporterPositionsEntryEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        final ExporterPositionsEntryEncoder.ExportersEncoder exporters = encoder.exportersCount(positions.size());
+        positions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(Arrays.copyOf(buffer.byteArray(), length)));
+    }
+}
