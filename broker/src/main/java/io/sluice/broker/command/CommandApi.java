@@ -318,7 +318,7 @@ public final class CommandApi implements RequestHandler
             }
             else
             {
-                response.respond(ResponseWriters.append(partitionId, positions[0], (int)positions[1]));
+                response.respond(ResponseWriters.append(partitionId, positions.firstPosition(), positions.count()));
             }
         });
     }

@@ -414,12 +414,12 @@ public final class Partition implements PartitionListener, AutoCloseable
 
     /**
      * Appends records on the local leader, coalesced with concurrent appends into few entries; completes
-     * with {firstPosition, count} once committed by a quorum and applied here. Fails with
+     * with the records' positions once committed by a quorum and applied here. Fails with
      * {@link PartitionException} (NOT_LEADER with the known leader, UNAVAILABLE).
      *
      * @param batch the records encoded as a whole {@code AppendEntry} ({@link AppendEntries}).
      */
-    public CompletableFuture<long[]> append(final byte[] batch, final int count)
+    public CompletableFuture<AppendPositions> append(final byte[] batch, final int count)
     {
         return append(batch, count, null);
     }
@@ -428,7 +428,7 @@ public final class Partition implements PartitionListener, AutoCloseable
      * Appends records under an idempotency id (null for none): an id the partition remembers appends nothing again
      * and completes with the positions it was first given; with another request digest it fails with CONFLICT.
      */
-    public CompletableFuture<long[]> append(final byte[] batch, final int count, final AppendBatcher.AppendId id)
+    public CompletableFuture<AppendPositions> append(final byte[] batch, final int count, final AppendBatcher.AppendId id)
     {
         // During a leadership transfer Ratis refuses writes: wait for it (tens of milliseconds), then answer with the
         // new leader, so the sender goes straight there instead of backing off and searching.
@@ -464,7 +464,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .thenCompose((ignored) -> whenLeaderReady(division, deadlineNanos));
     }
 
-    private CompletableFuture<long[]> appendEntry(final byte[] entry)
+    private CompletableFuture<AppendOutcomes> appendEntry(final byte[] entry)
     {
         final PartitionException notLeader = notLeaderError();
         if (notLeader != null)
@@ -477,7 +477,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             {
                 throw toPartitionException(reply);
             }
-            final long[] result = PartitionStateMachine.decodeAppendResult(reply.getMessage());
+            final AppendOutcomes result = PartitionStateMachine.decodeAppendResult(reply.getMessage());
             if (result == null)
             {
                 throw new PartitionException(ErrorCode.INTERNAL_ERROR, partitionId, -1,

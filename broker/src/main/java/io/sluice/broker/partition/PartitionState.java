@@ -79,8 +79,10 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final BackfillEntryDecoder backfillDecoder = new BackfillEntryDecoder();
     private final IdempotentAppendEntryDecoder idempotentDecoder = new IdempotentAppendEntryDecoder();
     private final AppendIdempotency idempotency;
-    private long[] batchOutcomes = new long[3 * 16];
+    private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
     private int[] batchRecordCounts = new int[16];
+    /** Whether each batch of the idempotent entry being applied writes its records (not a duplicate or conflict). */
+    private boolean[] batchAppends = new boolean[16];
     private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
 
@@ -305,26 +307,26 @@ public final class PartitionState implements PartitionBackfills.StateView
         if (batchRecordCounts.length < batchCount)
         {
             batchRecordCounts = new int[batchCount];
-            batchOutcomes = new long[3 * batchCount];
+            batchAppends = new boolean[batchCount];
         }
+        batchesReply.start(batchCount);
         final long firstPosition = appliedPosition + 1;
         int b = 0;
         for (final IdempotentAppendEntryDecoder.BatchesDecoder batch : batches)
         {
             final int recordCount = batch.recordCount();
             final IdempotencyTable table = idempotency.table(batch.scope());
-            long outcome = AppendOutcome.APPENDED.value();
+            AppendOutcome outcome = AppendOutcome.APPENDED;
             long first = appliedPosition + 1;
-            long count = recordCount;
+            int count = recordCount;
             if (table != null)
             {
                 final int slot = table.find(batch.idHigh(), batch.idLow(), nowMs);
                 if (slot >= 0)
                 {
-                    outcome = table.digest(slot) == batch.bodyDigest() ?
-                        AppendOutcome.DUPLICATE.value() : AppendOutcome.CONFLICT.value();
-                    first = outcome == AppendOutcome.DUPLICATE.value() ? table.firstPosition(slot) : -1;
-                    count = outcome == AppendOutcome.DUPLICATE.value() ? table.count(slot) : 0;
+                    outcome = table.digest(slot) == batch.bodyDigest() ? AppendOutcome.DUPLICATE : AppendOutcome.CONFLICT;
+                    first = outcome == AppendOutcome.DUPLICATE ? table.firstPosition(slot) : -1;
+                    count = outcome == AppendOutcome.DUPLICATE ? table.count(slot) : 0;
                 }
                 else
                 {
@@ -332,14 +334,13 @@ public final class PartitionState implements PartitionBackfills.StateView
                         nowMs + Math.max(0, batch.windowMs()));
                 }
             }
-            if (outcome == AppendOutcome.APPENDED.value())
+            if (outcome == AppendOutcome.APPENDED)
             {
                 appliedPosition += recordCount;
             }
             batchRecordCounts[b] = recordCount;
-            batchOutcomes[3 * b] = first;
-            batchOutcomes[3 * b + 1] = count;
-            batchOutcomes[3 * b + 2] = outcome;
+            batchAppends[b] = outcome == AppendOutcome.APPENDED;
+            batchesReply.add(first, count, outcome);
             b++;
         }
         // Applied again after a restart with its records in the log already: positions were counted above, the
@@ -362,7 +363,7 @@ public final class PartitionState implements PartitionBackfills.StateView
                 final int keyLength = record.keyLength();
                 record.wrapKey(keyView);
                 record.wrapPayload(payloadView);
-                if (batchOutcomes[3 * batchIndex + 2] == AppendOutcome.APPENDED.value())
+                if (batchAppends[batchIndex])
                 {
                     log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
                     written = true;
@@ -374,7 +375,7 @@ public final class PartitionState implements PartitionBackfills.StateView
                 listener.onRecordsApplied(partitionId, log.lastPosition());
             }
         }
-        return AppendReplies.appendBatchesResult(batchOutcomes, batchCount);
+        return batchesReply.bytes();
     }
 
     private void checkAppliedPosition(final RecordLog log, final long firstPosition)
