@@ -1,7 +1,7 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillEntry;
+import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.PartitionBackfills;
@@ -9,7 +9,6 @@ import io.sluice.broker.backfill.RecordLogBackfillSource;
 import io.sluice.broker.backfill.SpiBackfillExporterFactory;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
-import io.sluice.broker.log.codecs.BackfillEntryEncoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
@@ -1114,13 +1113,7 @@ public final class Partition implements PartitionListener, AutoCloseable
 
     static Message backfillEntry(final BackfillEntry entry)
     {
-        final byte[] payload = BackfillCodec.encode(entry);
-        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + BackfillEntryEncoder.BLOCK_LENGTH +
-            BackfillEntryEncoder.payloadHeaderLength() + payload.length];
-        new BackfillEntryEncoder()
-            .wrapAndApplyHeader(new org.agrona.concurrent.UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
-            .putPayload(payload, 0, payload.length);
-        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(BackfillMessages.encode(entry)));
     }
 
     static Message exporterPositionsEntry(final Map<String, Long> positions)

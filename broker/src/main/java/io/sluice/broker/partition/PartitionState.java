@@ -1,12 +1,16 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillCodecException;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
+import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillAttemptStartedEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillCancelEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillCheckpointEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillRegisterEntryDecoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryDecoder;
 import io.sluice.broker.log.codecs.ExportingStateCode;
 import io.sluice.broker.log.codecs.ExportingStateEntryDecoder;
@@ -22,7 +26,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -76,7 +79,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
     private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
-    private final BackfillEntryDecoder backfillDecoder = new BackfillEntryDecoder();
     private final IdempotentAppendEntryDecoder idempotentDecoder = new IdempotentAppendEntryDecoder();
     private final AppendIdempotency idempotency;
     private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
@@ -140,7 +142,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         idempotency.clear();
         long lastPosition = 0;
         long lastRecordRaftIndex = 0;
-        byte[] backfillState = null;
+        byte[] backfillState = PartitionSnapshot.NO_BACKFILLS;
         if (snapshot != null)
         {
             lastPosition = snapshot.lastPosition();
@@ -148,10 +150,7 @@ public final class PartitionState implements PartitionBackfills.StateView
             exportingState = snapshot.exportingState();
             exportingStateVersion = snapshot.exportingStateVersion();
             exporterPositions.putAll(snapshot.exporterPositions());
-            if (snapshot.backfills().length > 0)
-            {
-                backfillState = snapshot.backfills();
-            }
+            backfillState = snapshot.backfills();
             if (snapshot.idempotency().length > 0)
             {
                 final byte[] ids = snapshot.idempotency();
@@ -160,17 +159,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         if (backfills != null)
         {
-            if (backfillState == null)
-            {
-                // No backfills in the snapshot (or none at all): an installed snapshot replaces any held here.
-                final UnsafeBuffer none = new UnsafeBuffer(new byte[64]);
-                final int length = BackfillCodec.encodeSnapshot(List.of(), none, 0);
-                backfills.readSnapshot(none, 0, length);
-            }
-            else
-            {
-                backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
-            }
+            // No backfills in the snapshot (or none at all) reads as none: an installed snapshot replaces any held here.
+            backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
         }
         log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex);
         appliedPosition = lastPosition;
@@ -255,8 +245,13 @@ public final class PartitionState implements PartitionBackfills.StateView
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
                 return NO_REPLY;
-            case BackfillEntryDecoder.TEMPLATE_ID:
-                onBackfill(index, backfillDecoder.wrap(buffer, offset, blockLength, version));
+            case BackfillEntryDecoder.TEMPLATE_ID: // written before schema version 3, see LegacyBackfillLayout
+            case BackfillRegisterEntryDecoder.TEMPLATE_ID:
+            case BackfillAttemptStartedEntryDecoder.TEMPLATE_ID:
+            case BackfillCheckpointEntryDecoder.TEMPLATE_ID:
+            case BackfillAttemptFailedEntryDecoder.TEMPLATE_ID:
+            case BackfillCancelEntryDecoder.TEMPLATE_ID:
+                onBackfill(index, buffer);
                 return NO_REPLY;
             case IdempotentAppendEntryDecoder.TEMPLATE_ID:
                 return onIdempotentAppend(index, idempotentDecoder.wrap(buffer, offset, blockLength, version));
@@ -439,10 +434,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
     }
 
-    private void onBackfill(final long index, final BackfillEntryDecoder decoder)
+    private void onBackfill(final long index, final DirectBuffer entry)
     {
-        final int length = decoder.payloadLength();
-        final int offset = decoder.limit() + BackfillEntryDecoder.payloadHeaderLength();
         if (backfills == null)
         {
             LOG.warn("partition {} on broker {}: backfill entry {} skipped, backfills are not wired", partitionId,
@@ -451,7 +444,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         try
         {
-            backfills.apply(decoder.buffer(), offset, length);
+            backfills.apply(entry, 0, entry.capacity());
         }
         catch (final BackfillCodecException e)
         {

@@ -200,10 +200,28 @@ class PartitionStateTest
         final PartitionBackfills backfills = wireBackfills(state);
         state.apply(2, exporterPositions(Map.of("file", 2L)));
 
-        assertThat(state.apply(3, PartitionEntries.backfillPayload(new byte[] {9, 9, 9}))).isEqualTo(PartitionState.NO_REPLY);
+        assertThat(state.apply(3, PartitionEntries.legacyBackfill(new byte[] {9, 9, 9}))).isEqualTo(PartitionState.NO_REPLY);
+        final UnsafeBuffer cut = PartitionEntries.backfill(new BackfillEntry.Register("bf-1", "file", 2, 1, 5_000, 10));
+        assertThat(state.apply(4, new UnsafeBuffer(cut, 0, cut.capacity() - 2))).isEqualTo(PartitionState.NO_REPLY);
 
         assertThat(backfills.registry().tasks()).isEmpty();
         assertThat(state.exporterPosition("file")).isEqualTo(2);
+    }
+
+    @Test
+    void aBackfillEntryWrittenBeforeSchemaVersion3IsStillApplied() throws IOException
+    {
+        final PartitionBackfills backfills = wireBackfills(state);
+        state.apply(2, append("a=1", "b=2", "c=3", "d=4", "e=5", "f=6", "g=7", "h=8", "i=9", "j=10"));
+        state.apply(3, exporterPositions(Map.of("file", 2L)));
+
+        // Register("bf-1", "file", 1 task, first task 1, at 1_000) as a version 1 entry wrote it: no latest position.
+        state.apply(4, new UnsafeBuffer(org.agrona.BitUtil.fromHex(
+            "00001800020002002200000001010400000062662d310400000066696c650100000001000000e803000000000000")));
+
+        assertThat(backfills.registry().tasksOf("bf-1")).extracting(BackfillTask::fromPosition, BackfillTask::toPosition)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(3L, 10L));
+        assertThat(state.exporterPosition("file")).as("reset to the applying log's end").isEqualTo(10);
     }
 
     @Test
