@@ -292,13 +292,16 @@ public final class BackfillRegistry
     /** Writes every task; {@link #readSnapshot} restores exactly this state. Returns the length written. */
     public synchronized int writeSnapshot(final MutableDirectBuffer buffer, final int offset)
     {
-        return BackfillCodec.encodeSnapshot(tasks.values(), buffer, offset);
+        return BackfillMessages.encodeTasks(tasks.values(), buffer, offset);
     }
 
-    /** Replaces the state with a snapshot's. Throws {@link BackfillCodecException} and keeps the state on bad bytes. */
+    /**
+     * Replaces the state with a snapshot's ({@link #writeSnapshot}'s bytes; none at all hold no tasks). Throws
+     * {@link BackfillCodecException} and keeps the state on bad bytes.
+     */
     public void readSnapshot(final DirectBuffer buffer, final int offset, final int length)
     {
-        final List<BackfillTask> restored = BackfillCodec.decodeSnapshot(buffer, offset, length);
+        final List<BackfillTask> restored = BackfillMessages.decodeTasks(buffer, offset, length);
         synchronized (this)
         {
             tasks.clear();

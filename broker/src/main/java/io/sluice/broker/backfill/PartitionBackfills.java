@@ -47,8 +47,8 @@ public final class PartitionBackfills implements AutoCloseable
     private final BackfillCommandHandler handler;
 
     /**
-     * @param replicator      proposes {@link BackfillCodec#encode(BackfillEntry) encoded} entries in the
-     *                        state machine's own backfill entry type; completes once applied on this replica.
+     * @param replicator      proposes entries as log entries of the broker log schema
+     *                        ({@link BackfillMessages#encode(BackfillEntry)}); completes once applied on this replica.
      * @param gate            the partition's export gate ({@link ExportingSwitch#underLock}).
      * @param exportingPaused whether exporting is (hard) paused now, for reporting tasks PENDING.
      */
@@ -89,12 +89,13 @@ public final class PartitionBackfills implements AutoCloseable
     }
 
     /**
-     * Applies one backfill entry (the bytes the replicator proposed). Deterministic. Bad bytes throw
+     * Applies one backfill log entry (message header and message: what the replicator proposed, or an entry
+     * written before, see {@link LegacyBackfillLayout}). Deterministic. Bad bytes throw
      * {@link BackfillCodecException} and change nothing.
      */
     public BackfillApplyOutcome apply(final DirectBuffer buffer, final int offset, final int length)
     {
-        return apply(BackfillCodec.decodeEntry(buffer, offset, length));
+        return apply(BackfillMessages.decodeEntry(buffer, offset, length));
     }
 
     public BackfillApplyOutcome apply(final BackfillEntry entry)

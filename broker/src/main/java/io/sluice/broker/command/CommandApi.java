@@ -1,7 +1,7 @@
 package io.sluice.broker.command;
 
-import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillCommandHandler;
+import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.AppendBatcher;
@@ -194,10 +194,10 @@ public final class CommandApi implements RequestHandler
     private String text(final long length, final java.util.function.Supplier<String> read, final int partitionId,
         final ResponseChannel response)
     {
-        if (length > BackfillCodec.MAX_STRING_BYTES)
+        if (length > BackfillMessages.MAX_STRING_BYTES)
         {
             malformed(response, partitionId, "broker " + brokerId + ": a text field of " + length +
-                " bytes exceeds the " + BackfillCodec.MAX_STRING_BYTES + " a backfill may hold");
+                " bytes exceeds the " + BackfillMessages.MAX_STRING_BYTES + " a backfill may hold");
             return null;
         }
         return read.get();
@@ -331,7 +331,7 @@ public final class CommandApi implements RequestHandler
             }
             else
             {
-                response.respond(ResponseWriters.append(partitionId, positions[0], (int)positions[1]));
+                response.respond(ResponseWriters.append(partitionId, positions.firstPosition(), positions.count()));
             }
         });
     }

@@ -24,19 +24,9 @@ import java.util.zip.CRC32C;
  * <pre>
  *   segment-&lt;first position, 20 digits&gt;.log   sealed segments, then the one active segment (the last)
  * </pre>
- * A segment is a sequence of frames, positions dense and increasing:
- * <pre>
- *   0  int32 frame length L (bytes after this field)
- *   4  int32 CRC32C of the L - 4 bytes after this field
- *   8  int64 Raft index of the entry that carried the record
- *  16  int64 position
- *  24  int64 timestamp (epoch millis)
- *  32  int32 key length K, -1 when the record has no key
- *  36  K bytes key (UTF-8)
- *  .   int32 payload length P
- *  .   P bytes payload
- * </pre>
- * Little-endian. Writes go to the OS once per applied entry ({@link #flushWrites()}) and are forced to disk by {@link #flush()} (before a
+ * A segment is a sequence of {@link RecordFrame}s (the layout is stated and read and written there), positions
+ * dense and increasing.
+ * Writes go to the OS once per applied entry ({@link #flushWrites()}) and are forced to disk by {@link #flush()} (before a
  * snapshot lets Raft purge the entries the records came from); a torn or corrupt tail of the active
  * segment is cut off on open, since the Raft log still holds those entries and applies them again.
  * A snapshot seals the active segment ({@link #roll()}) so the segments it lists never change; compaction
@@ -51,14 +41,6 @@ public final class RecordLog implements AutoCloseable
     static final String SEGMENT_PREFIX = "segment-";
     static final String SEGMENT_SUFFIX = ".log";
 
-    static final int LENGTH_OFFSET = 0;
-    static final int CRC_OFFSET = 4;
-    static final int RAFT_INDEX_OFFSET = 8;
-    static final int POSITION_OFFSET = 16;
-    static final int TIMESTAMP_OFFSET = 24;
-    static final int KEY_LENGTH_OFFSET = 32;
-    static final int KEY_OFFSET = 36;
-    static final int HEADER_LENGTH = KEY_OFFSET;
     static final int MAX_FRAME_LENGTH = 32 * 1024 * 1024;
 
     private final Path directory;
@@ -66,7 +48,9 @@ public final class RecordLog implements AutoCloseable
     private final List<Segment> segments = new ArrayList<>();
     private final CRC32C crc = new CRC32C();
     private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
-    private final UnsafeBuffer frame = new UnsafeBuffer(0, 0);
+    /** {@link #writeBuffer} as a view for the frame flyweight; wrapped again when the buffer grows. */
+    private final UnsafeBuffer writeView = new UnsafeBuffer(writeBuffer);
+    private final RecordFrame frame = new RecordFrame();
     private final IntArrayList pendingLengths = new IntArrayList();
     private int pendingBytes;
     private long pendingRaftIndex;
@@ -178,11 +162,13 @@ public final class RecordLog implements AutoCloseable
         final int payloadOffset,
         final int payloadLength) throws IOException
     {
-        final int frameLength = HEADER_LENGTH + Math.max(keyLength, 0) + BitUtil.SIZE_OF_INT + payloadLength;
-        if (frameLength > MAX_FRAME_LENGTH)
+        final int frameKeyLength = key == null || keyLength <= 0 ? RecordFrame.NO_KEY : keyLength;
+        final long frameBytes = RecordFrame.frameLength(frameKeyLength, payloadLength);
+        if (frameBytes > MAX_FRAME_LENGTH)
         {
-            throw new IOException("record of " + frameLength + " bytes exceeds the maximum " + MAX_FRAME_LENGTH);
+            throw new IOException("record of " + frameBytes + " bytes exceeds the maximum " + MAX_FRAME_LENGTH);
         }
+        final int frameLength = (int)frameBytes;
         final Segment active = segments.get(segments.size() - 1);
         if (active.size + pendingBytes >= segmentSizeBytes && active.count() + pendingLengths.size() > 0)
         {
@@ -196,32 +182,12 @@ public final class RecordLog implements AutoCloseable
             writeBuffer.clear().limit(pendingBytes);
             larger.put(writeBuffer);
             writeBuffer = larger;
+            writeView.wrap(writeBuffer);
         }
         final long position = lastPosition + 1;
-        final int start = pendingBytes;
-        frame.wrap(writeBuffer, start, frameLength);
-        frame.putInt(LENGTH_OFFSET, frameLength - BitUtil.SIZE_OF_INT);
-        frame.putLong(RAFT_INDEX_OFFSET, raftIndex);
-        frame.putLong(POSITION_OFFSET, position);
-        frame.putLong(TIMESTAMP_OFFSET, timestamp);
-        int cursor = KEY_OFFSET;
-        if (key == null || keyLength <= 0)
-        {
-            frame.putInt(KEY_LENGTH_OFFSET, -1);
-        }
-        else
-        {
-            frame.putInt(KEY_LENGTH_OFFSET, keyLength);
-            frame.putBytes(cursor, key, keyOffset, keyLength);
-            cursor += keyLength;
-        }
-        frame.putInt(cursor, payloadLength);
-        cursor += BitUtil.SIZE_OF_INT;
-        frame.putBytes(cursor, payload, payloadOffset, payloadLength);
-        writeBuffer.clear().position(start + RAFT_INDEX_OFFSET).limit(start + frameLength);
-        crc.reset();
-        crc.update(writeBuffer);
-        frame.putInt(CRC_OFFSET, (int)crc.getValue());
+        frame.wrap(writeView, pendingBytes)
+            .putRecord(raftIndex, position, timestamp, key, keyOffset, frameKeyLength, payload, payloadOffset, payloadLength)
+            .crc(crc);
         pendingBytes += frameLength;
         pendingLengths.addInt(frameLength);
         pendingRaftIndex = raftIndex;
@@ -377,6 +343,8 @@ public final class RecordLog implements AutoCloseable
         private long size;
         private long lastRaftIndex;
         private ByteBuffer readBuffer;
+        private final UnsafeBuffer readView = new UnsafeBuffer(0, 0);
+        private final RecordFrame frame = new RecordFrame();
 
         private Segment(final Path file, final long firstPosition, final FileChannel channel)
         {
@@ -415,36 +383,35 @@ public final class RecordLog implements AutoCloseable
         void scan(final boolean active, final CRC32C crc) throws IOException
         {
             final long fileSize = channel.size();
-            final ByteBuffer header = ByteBuffer.allocate(BitUtil.SIZE_OF_INT).order(ByteOrder.LITTLE_ENDIAN);
             ByteBuffer body = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
+            final UnsafeBuffer view = new UnsafeBuffer(body);
+            final RecordFrame frame = new RecordFrame().wrap(view, 0);
             long offset = 0;
-            while (offset + BitUtil.SIZE_OF_INT <= fileSize)
+            while (offset + RecordFrame.LENGTH_FIELD_LENGTH <= fileSize)
             {
-                header.clear();
-                readFully(header, offset);
-                final int length = header.getInt(0);
-                if (length < HEADER_LENGTH - BitUtil.SIZE_OF_INT || length > MAX_FRAME_LENGTH ||
-                    offset + BitUtil.SIZE_OF_INT + length > fileSize)
+                body.clear().limit(RecordFrame.LENGTH_FIELD_LENGTH);
+                readFully(body, offset);
+                final long length = RecordFrame.frameLengthOfField(view.getInt(0, ByteOrder.LITTLE_ENDIAN));
+                if (length < RecordFrame.MIN_FRAME_LENGTH || length > MAX_FRAME_LENGTH || offset + length > fileSize)
                 {
                     break;
                 }
                 if (body.capacity() < length)
                 {
-                    body = ByteBuffer.allocate(BitUtil.findNextPositivePowerOfTwo(length)).order(ByteOrder.LITTLE_ENDIAN);
+                    body = ByteBuffer.allocate(BitUtil.findNextPositivePowerOfTwo((int)length)).order(ByteOrder.LITTLE_ENDIAN);
+                    view.wrap(body);
+                    body.clear().limit(RecordFrame.LENGTH_FIELD_LENGTH);
+                    readFully(body, offset);
                 }
-                body.clear().limit(length);
-                readFully(body, offset + BitUtil.SIZE_OF_INT);
-                crc.reset();
-                body.position(BitUtil.SIZE_OF_INT);
-                crc.update(body);
-                final long position = body.getLong(POSITION_OFFSET - BitUtil.SIZE_OF_INT);
-                if ((int)crc.getValue() != body.getInt(0) || position != firstPosition + offsets.size())
+                body.clear().position(RecordFrame.LENGTH_FIELD_LENGTH).limit((int)length);
+                readFully(body, offset + RecordFrame.LENGTH_FIELD_LENGTH);
+                if (!frame.crcMatches(crc) || frame.position() != firstPosition + offsets.size())
                 {
                     break;
                 }
-                lastRaftIndex = body.getLong(RAFT_INDEX_OFFSET - BitUtil.SIZE_OF_INT);
+                lastRaftIndex = frame.raftIndex();
                 offsets.addInt((int)offset);
-                offset += BitUtil.SIZE_OF_INT + length;
+                offset += length;
             }
             if (offset != fileSize)
             {
@@ -493,21 +460,15 @@ public final class RecordLog implements AutoCloseable
             }
             readBuffer.clear().limit(bytes);
             readFully(readBuffer, start);
-            final UnsafeBuffer view = new UnsafeBuffer(readBuffer, 0, bytes);
+            readView.wrap(readBuffer, 0, bytes);
             int cursor = 0;
             int count = 0;
             for (int i = first; i < last; i++)
             {
-                final int length = view.getInt(cursor + LENGTH_OFFSET);
-                final long position = view.getLong(cursor + POSITION_OFFSET);
-                final long timestamp = view.getLong(cursor + TIMESTAMP_OFFSET);
-                final int keyLength = view.getInt(cursor + KEY_LENGTH_OFFSET);
-                final int keyOffset = cursor + KEY_OFFSET;
-                final int payloadLengthOffset = keyOffset + Math.max(keyLength, 0);
-                final int payloadLength = view.getInt(payloadLengthOffset);
-                reader.onRecord(position, timestamp, view, keyOffset, keyLength,
-                    payloadLengthOffset + BitUtil.SIZE_OF_INT, payloadLength);
-                cursor += BitUtil.SIZE_OF_INT + length;
+                frame.wrap(readView, cursor);
+                reader.onRecord(frame.position(), frame.timestamp(), readView, frame.keyOffset(), frame.keyLength(),
+                    frame.payloadOffset(), frame.payloadLength());
+                cursor += frame.frameLength();
                 count++;
             }
             return count;

@@ -31,24 +31,24 @@ public final class AppendBatcher
     static final int MAX_ENTRY_RECORDS = 65_535;
 
     private final int partitionId;
-    private final Function<byte[], CompletableFuture<long[]>> submitter;
+    private final Function<byte[], CompletableFuture<AppendOutcomes>> submitter;
     private final LongSupplier clockMs;
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
     private int inFlight;
 
     /**
-     * @param submitter proposes an entry; completes with the state machine's answer: {firstPosition, count} for an
-     *                  {@code AppendEntry}, {firstPosition, count, outcome} per batch for an {@code IdempotentAppendEntry}.
+     * @param submitter proposes an entry; completes with the state machine's answer: one batch covering an
+     *                  {@code AppendEntry}'s records, or one per batch of an {@code IdempotentAppendEntry}.
      * @param clockMs   the leader's clock, stamped on idempotent entries.
      */
-    AppendBatcher(final int partitionId, final Function<byte[], CompletableFuture<long[]>> submitter, final LongSupplier clockMs)
+    AppendBatcher(final int partitionId, final Function<byte[], CompletableFuture<AppendOutcomes>> submitter, final LongSupplier clockMs)
     {
         this.partitionId = partitionId;
         this.submitter = submitter;
         this.clockMs = clockMs;
     }
 
-    AppendBatcher(final Function<byte[], CompletableFuture<long[]>> submitter)
+    AppendBatcher(final Function<byte[], CompletableFuture<AppendOutcomes>> submitter)
     {
         this(0, submitter, System::currentTimeMillis);
     }
@@ -58,18 +58,18 @@ public final class AppendBatcher
     {
     }
 
-    /** Queues {@code count} records; completes with {firstPosition, count} once committed. */
-    CompletableFuture<long[]> append(final byte[] batch, final int count)
+    /** Queues {@code count} records; completes with their positions once committed. */
+    CompletableFuture<AppendPositions> append(final byte[] batch, final int count)
     {
         return append(batch, count, null);
     }
 
     /**
-     * Queues {@code count} records (0 only with an id) under an id or none; completes with {firstPosition, count}
+     * Queues {@code count} records (0 only with an id) under an id or none; completes with their positions
      * once committed, the remembered ones for an id already applied, or fails with CONFLICT when the id came with
      * another request digest.
      */
-    CompletableFuture<long[]> append(final byte[] batch, final int count, final AppendId id)
+    CompletableFuture<AppendPositions> append(final byte[] batch, final int count, final AppendId id)
     {
         final Pending pending = new Pending(batch, count, id, new CompletableFuture<>());
         synchronized (this)
@@ -118,7 +118,7 @@ public final class AppendBatcher
         final boolean idempotent = batch.stream().anyMatch((p) -> p.id != null);
         final byte[] entry = idempotent ? idempotentEntry(batch, records) : plainEntry(batch, records);
 
-        CompletableFuture<long[]> committed;
+        CompletableFuture<AppendOutcomes> committed;
         try
         {
             committed = submitter.apply(entry);
@@ -127,7 +127,7 @@ public final class AppendBatcher
         {
             committed = CompletableFuture.failedFuture(e);
         }
-        committed.whenComplete((positions, error) ->
+        committed.whenComplete((outcomes, error) ->
         {
             synchronized (this)
             {
@@ -139,14 +139,15 @@ public final class AppendBatcher
             }
             else if (idempotent)
             {
-                completeIdempotent(batch, positions);
+                completeIdempotent(batch, outcomes);
             }
             else
             {
-                long position = positions[0];
+                // A plain entry's records are the batches' records in order, so each batch's follow the previous.
+                long position = outcomes.firstPosition(0);
                 for (final Pending pending : batch)
                 {
-                    pending.future.complete(new long[] {position, pending.count});
+                    pending.future.complete(new AppendPositions(position, pending.count));
                     position += pending.count;
                 }
             }
@@ -154,27 +155,26 @@ public final class AppendBatcher
         });
     }
 
-    private void completeIdempotent(final List<Pending> batch, final long[] outcomes)
+    private void completeIdempotent(final List<Pending> batch, final AppendOutcomes outcomes)
     {
-        if (outcomes.length != 3 * batch.size())
+        if (outcomes.batchCount() != batch.size())
         {
             final IllegalStateException error = new IllegalStateException("partition " + partitionId +
-                ": idempotent append answered " + outcomes.length / 3 + " batches of " + batch.size());
+                ": idempotent append answered " + outcomes.batchCount() + " batches of " + batch.size());
             batch.forEach((p) -> p.future.completeExceptionally(error));
             return;
         }
         for (int i = 0; i < batch.size(); i++)
         {
             final Pending pending = batch.get(i);
-            final long outcome = outcomes[3 * i + 2];
-            if (outcome == AppendOutcome.CONFLICT.value())
+            if (outcomes.outcome(i) == AppendOutcome.CONFLICT)
             {
                 pending.future.completeExceptionally(new PartitionException(ErrorCode.CONFLICT, partitionId, -1,
                     "partition " + partitionId + ": the idempotency id was first used with another request body"));
             }
             else
             {
-                pending.future.complete(new long[] {outcomes[3 * i], outcomes[3 * i + 1]});
+                pending.future.complete(new AppendPositions(outcomes.firstPosition(i), outcomes.recordCount(i)));
             }
         }
     }
@@ -208,7 +208,7 @@ public final class AppendBatcher
         return batches;
     }
 
-    private record Pending(byte[] batch, int count, AppendId id, CompletableFuture<long[]> future)
+    private record Pending(byte[] batch, int count, AppendId id, CompletableFuture<AppendPositions> future)
     {
     }
 }

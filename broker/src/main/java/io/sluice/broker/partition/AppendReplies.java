@@ -11,7 +11,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * The replies of applied append entries, as the proposer receives them: an {@code AppendResult} for an
- * {@code AppendEntry}, an {@code AppendBatchesResult} for an {@code IdempotentAppendEntry}.
+ * {@code AppendEntry}, an {@code AppendBatchesResult} for an {@code IdempotentAppendEntry}. The one owner of their
+ * layout: the state machine writes them here, and the proposer reads them only as {@link AppendOutcomes}.
  */
 final class AppendReplies
 {
@@ -29,30 +30,43 @@ final class AppendReplies
         return bytes;
     }
 
-    /** {@code outcomes} holds {firstPosition, recordCount, outcome} per batch. */
-    static byte[] appendBatchesResult(final long[] outcomes, final int batchCount)
+    /**
+     * Writes one {@code AppendBatchesResult}, batch by batch in the entry's order. One per state (the apply thread);
+     * each {@link #start} begins a new reply in fresh bytes, which Ratis then owns.
+     */
+    static final class BatchesReply
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[MessageHeaderEncoder.ENCODED_LENGTH +
-            AppendBatchesResultEncoder.BLOCK_LENGTH + AppendBatchesResultEncoder.BatchesEncoder.sbeHeaderSize() +
-            batchCount * AppendBatchesResultEncoder.BatchesEncoder.sbeBlockLength()]);
-        final AppendBatchesResultEncoder encoder = new AppendBatchesResultEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
-        final AppendBatchesResultEncoder.BatchesEncoder batches = encoder.batchesCount(batchCount);
-        for (int i = 0; i < batchCount; i++)
+        private final MessageHeaderEncoder header = new MessageHeaderEncoder();
+        private final AppendBatchesResultEncoder encoder = new AppendBatchesResultEncoder();
+        private final UnsafeBuffer buffer = new UnsafeBuffer(0, 0);
+        private AppendBatchesResultEncoder.BatchesEncoder batches;
+
+        void start(final int batchCount)
         {
-            batches.next()
-                .firstPosition(outcomes[3 * i])
-                .recordCount((int)outcomes[3 * i + 1])
-                .outcome(AppendOutcome.get((short)outcomes[3 * i + 2]));
+            buffer.wrap(new byte[MessageHeaderEncoder.ENCODED_LENGTH + AppendBatchesResultEncoder.BLOCK_LENGTH +
+                AppendBatchesResultEncoder.BatchesEncoder.sbeHeaderSize() +
+                batchCount * AppendBatchesResultEncoder.BatchesEncoder.sbeBlockLength()]);
+            batches = encoder.wrapAndApplyHeader(buffer, 0, header).batchesCount(batchCount);
         }
-        return buffer.byteArray();
+
+        /** The next batch's answer; CONFLICT carries first position -1 and count 0. */
+        void add(final long firstPosition, final int recordCount, final AppendOutcome outcome)
+        {
+            batches.next().firstPosition(firstPosition).recordCount(recordCount).outcome(outcome);
+        }
+
+        /** The reply, once every batch was added. */
+        byte[] bytes()
+        {
+            return buffer.byteArray();
+        }
     }
 
     /**
-     * Decodes an append entry's reply: {firstPosition, count} for an {@code AppendEntry}, {firstPosition, count,
-     * outcome} per batch for an {@code IdempotentAppendEntry}, or null when the reply carries none.
+     * Decodes an append entry's reply ({@code AppendResult} or {@code AppendBatchesResult}) into a view over
+     * {@code bytes}, which must not change afterwards; null when the reply is none of them or is cut short.
      */
-    static long[] decode(final byte[] bytes)
+    static AppendOutcomes decode(final byte[] bytes)
     {
         if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH)
         {
@@ -60,28 +74,36 @@ final class AppendReplies
         }
         final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
+        if (header.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            return null;
+        }
+        final int blockEnd = header.encodedLength() + header.blockLength();
         if (header.templateId() == AppendBatchesResultDecoder.TEMPLATE_ID)
         {
+            if (blockEnd + AppendBatchesResultDecoder.BatchesDecoder.sbeHeaderSize() > bytes.length)
+            {
+                return null;
+            }
             final AppendBatchesResultDecoder decoder = new AppendBatchesResultDecoder()
                 .wrap(buffer, header.encodedLength(), header.blockLength(), header.version());
             final AppendBatchesResultDecoder.BatchesDecoder batches = decoder.batches();
-            final long[] outcomes = new long[3 * batches.count()];
-            int i = 0;
-            for (final AppendBatchesResultDecoder.BatchesDecoder batch : batches)
+            final int firstBatchOffset = decoder.limit();
+            final int blockLength = batches.actingBlockLength();
+            if (blockLength < AppendBatchesResultDecoder.BatchesDecoder.sbeBlockLength() ||
+                firstBatchOffset + (long)batches.count() * blockLength > bytes.length)
             {
-                outcomes[i++] = batch.firstPosition();
-                outcomes[i++] = batch.recordCount();
-                outcomes[i++] = batch.outcomeRaw();
+                return null;
             }
-            return outcomes;
+            return AppendOutcomes.batches(buffer, firstBatchOffset, blockLength, batches.count());
         }
-        if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH + AppendResultDecoder.BLOCK_LENGTH ||
-            header.templateId() != AppendResultDecoder.TEMPLATE_ID)
+        if (header.templateId() != AppendResultDecoder.TEMPLATE_ID || blockEnd > bytes.length ||
+            header.blockLength() < AppendResultDecoder.BLOCK_LENGTH)
         {
             return null;
         }
         final AppendResultDecoder decoder = new AppendResultDecoder()
             .wrap(buffer, header.encodedLength(), header.blockLength(), header.version());
-        return new long[] {decoder.firstPosition(), decoder.count()};
+        return AppendOutcomes.appended(decoder.firstPosition(), decoder.count());
     }
 }

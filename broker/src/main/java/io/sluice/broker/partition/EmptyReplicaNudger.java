@@ -160,7 +160,7 @@ public final class EmptyReplicaNudger implements AutoCloseable
     /** An exporter positions entry naming no exporter: it changes nothing but makes the leader replicate. */
     private static Message noOpEntry()
     {
-        return ControlEntries.exporterPositions(Map.of());
+        return StateEntries.exporterPositions(Map.of());
     }
 
     private final class Replica

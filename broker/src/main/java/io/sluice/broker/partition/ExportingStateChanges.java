@@ -52,7 +52,7 @@ final class ExportingStateChanges
         {
             return CompletableFuture.failedFuture(partition.unavailable("not started"));
         }
-        final Message entry = ControlEntries.exportingState(state, version);
+        final Message entry = StateEntries.exportingState(state, version);
         if (division.getInfo().isLeader())
         {
             return commit(proposeAsLeader(entry));

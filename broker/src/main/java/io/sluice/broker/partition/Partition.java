@@ -1,6 +1,7 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.BackfillEntry;
+import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.PartitionBackfills;
@@ -51,7 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * One partition replica on this broker: its Raft group's division, state machine, exporter director and Raft client,
  * and the operations the command and admin API run on it, over Ratis. What those operations decide lives beside it:
  * {@link LeadershipTransfer} (transfers, the write hold, the stuck step-down guard), {@link ExportingStateChanges}
- * (pause and resume), {@link FollowerSync} (whom a leadership can go to) and {@link ControlEntries} (the entries it
+ * (pause and resume), {@link FollowerSync} (whom a leadership can go to) and {@link StateEntries} (the entries it
  * proposes besides records). Thread-safe.
  */
 public final class Partition implements PartitionListener, AutoCloseable
@@ -419,12 +420,12 @@ public final class Partition implements PartitionListener, AutoCloseable
 
     /**
      * Appends records on the local leader, coalesced with concurrent appends into few entries; completes
-     * with {firstPosition, count} once committed by a quorum and applied here. Fails with
+     * with the records' positions once committed by a quorum and applied here. Fails with
      * {@link PartitionException} (NOT_LEADER with the known leader, UNAVAILABLE).
      *
      * @param batch the records encoded as a whole {@code AppendEntry} ({@link AppendEntries}).
      */
-    public CompletableFuture<long[]> append(final byte[] batch, final int count)
+    public CompletableFuture<AppendPositions> append(final byte[] batch, final int count)
     {
         return append(batch, count, null);
     }
@@ -433,7 +434,7 @@ public final class Partition implements PartitionListener, AutoCloseable
      * Appends records under an idempotency id (null for none): an id the partition remembers appends nothing again
      * and completes with the positions it was first given; with another request digest it fails with CONFLICT.
      */
-    public CompletableFuture<long[]> append(final byte[] batch, final int count, final AppendBatcher.AppendId id)
+    public CompletableFuture<AppendPositions> append(final byte[] batch, final int count, final AppendBatcher.AppendId id)
     {
         // During a leadership transfer Ratis refuses writes: wait for it (tens of milliseconds), then answer with the
         // new leader, so the sender goes straight there instead of backing off and searching.
@@ -469,7 +470,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .thenCompose((ignored) -> whenLeaderReady(division, deadlineNanos));
     }
 
-    private CompletableFuture<long[]> appendEntry(final byte[] entry)
+    private CompletableFuture<AppendOutcomes> appendEntry(final byte[] entry)
     {
         final PartitionException notLeader = notLeaderError();
         if (notLeader != null)
@@ -482,7 +483,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             {
                 throw toPartitionException(reply);
             }
-            final long[] result = PartitionStateMachine.decodeAppendResult(reply.getMessage());
+            final AppendOutcomes result = PartitionStateMachine.decodeAppendResult(reply.getMessage());
             if (result == null)
             {
                 throw new PartitionException(ErrorCode.INTERNAL_ERROR, partitionId, -1,
@@ -515,7 +516,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.failedFuture(notLeader);
         }
-        return submitLocal(ControlEntries.backfill(entry)).thenCompose((reply) ->
+        return submitLocal(StateEntries.backfill(entry)).thenCompose((reply) ->
         {
             if (!reply.isSuccess())
             {
@@ -531,7 +532,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.completedFuture(null);
         }
-        return submitLocal(ControlEntries.exporterPositions(positions)).thenApply((r) -> r);
+        return submitLocal(StateEntries.exporterPositions(positions)).thenApply((r) -> r);
     }
 
     // ------------------------------------------------------------------------------------------- Ratis

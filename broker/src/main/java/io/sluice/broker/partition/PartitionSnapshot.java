@@ -1,5 +1,8 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.backfill.BackfillCodecException;
+import io.sluice.broker.backfill.BackfillMessages;
+import io.sluice.broker.backfill.LegacyBackfillLayout;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import io.sluice.broker.log.codecs.PartitionSnapshotDecoder;
@@ -26,8 +29,9 @@ import java.util.TreeMap;
  * What a partition's snapshot file holds besides the records: one {@code PartitionSnapshot} message of the
  * broker log schema. The records stay in the record log's sealed segments, which the snapshot lists
  * ({@link PartitionSnapshotStore}); {@code lastPosition} and {@code lastRecordRaftIndex} say where they end.
- * {@code backfills} is the backfill registry's own snapshot ({@code BackfillCodec}, empty when there is none),
- * {@code idempotency} the remembered append ids' ({@link AppendIdempotency}, empty when there is none).
+ * {@code backfills} is the backfill registry's own snapshot, a {@code BackfillTasks} message
+ * ({@link BackfillMessages}; empty when there is none), {@code idempotency} the remembered append ids'
+ * ({@link AppendIdempotency}, empty when there is none).
  * <p>
  * Immutable; exporters are kept in id order, so equal states encode to equal bytes.
  */
@@ -40,6 +44,9 @@ public record PartitionSnapshot(
     byte[] backfills,
     byte[] idempotency)
 {
+    /** The {@code backfills} of a snapshot without backfill tasks. */
+    public static final byte[] NO_BACKFILLS = new byte[0];
+
     public PartitionSnapshot
     {
         Objects.requireNonNull(exportingState, "exportingState");
@@ -72,14 +79,16 @@ public record PartitionSnapshot(
             .exportingStateVersion(exportingStateVersion);
         final PartitionSnapshotEncoder.ExportersEncoder exporters = encoder.exportersCount(exporterPositions.size());
         exporterPositions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
-        encoder.putBackfills(backfills, 0, backfills.length);
+        encoder.putBackfills(NO_BACKFILLS, 0, 0); // the field before version 3, kept empty
         encoder.putIdempotency(idempotency, 0, idempotency.length);
+        encoder.putBackfillTasks(backfills, 0, backfills.length);
         return Arrays.copyOf(buffer.byteArray(), MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
     /**
      * Reads a snapshot file's content; versions before the backfills (1) and idempotency (2) fields read them
-     * as empty.
+     * as empty. The backfill tasks of versions 1 and 2, in their own layout, are read by {@link LegacyBackfillLayout}
+     * and held as a {@code BackfillTasks} message like a version 3 snapshot's.
      *
      * @throws IOException when the bytes are not a partition snapshot; {@code source} names them in the message.
      */
@@ -108,10 +117,24 @@ public record PartitionSnapshot(
             final long position = exporter.position();
             positions.put(exporter.exporterId(), position);
         }
-        final byte[] backfills = new byte[decoder.backfillsLength()];
-        decoder.getBackfills(backfills, 0, backfills.length);
+        final byte[] legacyBackfills = new byte[decoder.backfillsLength()];
+        decoder.getBackfills(legacyBackfills, 0, legacyBackfills.length);
         final byte[] idempotency = new byte[decoder.idempotencyLength()];
         decoder.getIdempotency(idempotency, 0, idempotency.length);
+        byte[] backfills = new byte[decoder.backfillTasksLength()];
+        decoder.getBackfillTasks(backfills, 0, backfills.length);
+        if (legacyBackfills.length > 0)
+        {
+            try
+            {
+                backfills = BackfillMessages.encodeTasks(
+                    LegacyBackfillLayout.decodeSnapshot(new UnsafeBuffer(legacyBackfills), 0, legacyBackfills.length));
+            }
+            catch (final BackfillCodecException e)
+            {
+                throw new IOException(source + ": unreadable backfill tasks (before version 3): " + e.getMessage(), e);
+            }
+        }
         return new PartitionSnapshot(lastPosition, lastRecordRaftIndex, state, version, positions, backfills, idempotency);
     }
 

@@ -1,12 +1,16 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillCodecException;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
+import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillAttemptStartedEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillCancelEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillCheckpointEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillEntryDecoder;
+import io.sluice.broker.log.codecs.BackfillRegisterEntryDecoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryDecoder;
 import io.sluice.broker.log.codecs.ExportingStateCode;
 import io.sluice.broker.log.codecs.ExportingStateEntryDecoder;
@@ -22,7 +26,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -76,11 +79,12 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
     private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
-    private final BackfillEntryDecoder backfillDecoder = new BackfillEntryDecoder();
     private final IdempotentAppendEntryDecoder idempotentDecoder = new IdempotentAppendEntryDecoder();
     private final AppendIdempotency idempotency;
-    private long[] batchOutcomes = new long[3 * 16];
+    private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
     private int[] batchRecordCounts = new int[16];
+    /** Whether each batch of the idempotent entry being applied writes its records (not a duplicate or conflict). */
+    private boolean[] batchAppends = new boolean[16];
     private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
     private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
 
@@ -138,7 +142,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         idempotency.clear();
         long lastPosition = 0;
         long lastRecordRaftIndex = 0;
-        byte[] backfillState = null;
+        byte[] backfillState = PartitionSnapshot.NO_BACKFILLS;
         if (snapshot != null)
         {
             lastPosition = snapshot.lastPosition();
@@ -146,10 +150,7 @@ public final class PartitionState implements PartitionBackfills.StateView
             exportingState = snapshot.exportingState();
             exportingStateVersion = snapshot.exportingStateVersion();
             exporterPositions.putAll(snapshot.exporterPositions());
-            if (snapshot.backfills().length > 0)
-            {
-                backfillState = snapshot.backfills();
-            }
+            backfillState = snapshot.backfills();
             if (snapshot.idempotency().length > 0)
             {
                 final byte[] ids = snapshot.idempotency();
@@ -158,17 +159,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         if (backfills != null)
         {
-            if (backfillState == null)
-            {
-                // No backfills in the snapshot (or none at all): an installed snapshot replaces any held here.
-                final UnsafeBuffer none = new UnsafeBuffer(new byte[64]);
-                final int length = BackfillCodec.encodeSnapshot(List.of(), none, 0);
-                backfills.readSnapshot(none, 0, length);
-            }
-            else
-            {
-                backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
-            }
+            // No backfills in the snapshot (or none at all) reads as none: an installed snapshot replaces any held here.
+            backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
         }
         log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex);
         appliedPosition = lastPosition;
@@ -253,8 +245,13 @@ public final class PartitionState implements PartitionBackfills.StateView
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
                 return NO_REPLY;
-            case BackfillEntryDecoder.TEMPLATE_ID:
-                onBackfill(index, backfillDecoder.wrap(buffer, offset, blockLength, version));
+            case BackfillEntryDecoder.TEMPLATE_ID: // written before schema version 3, see LegacyBackfillLayout
+            case BackfillRegisterEntryDecoder.TEMPLATE_ID:
+            case BackfillAttemptStartedEntryDecoder.TEMPLATE_ID:
+            case BackfillCheckpointEntryDecoder.TEMPLATE_ID:
+            case BackfillAttemptFailedEntryDecoder.TEMPLATE_ID:
+            case BackfillCancelEntryDecoder.TEMPLATE_ID:
+                onBackfill(index, buffer);
                 return NO_REPLY;
             case IdempotentAppendEntryDecoder.TEMPLATE_ID:
                 return onIdempotentAppend(index, idempotentDecoder.wrap(buffer, offset, blockLength, version));
@@ -305,26 +302,26 @@ public final class PartitionState implements PartitionBackfills.StateView
         if (batchRecordCounts.length < batchCount)
         {
             batchRecordCounts = new int[batchCount];
-            batchOutcomes = new long[3 * batchCount];
+            batchAppends = new boolean[batchCount];
         }
+        batchesReply.start(batchCount);
         final long firstPosition = appliedPosition + 1;
         int b = 0;
         for (final IdempotentAppendEntryDecoder.BatchesDecoder batch : batches)
         {
             final int recordCount = batch.recordCount();
             final IdempotencyTable table = idempotency.table(batch.scope());
-            long outcome = AppendOutcome.APPENDED.value();
+            AppendOutcome outcome = AppendOutcome.APPENDED;
             long first = appliedPosition + 1;
-            long count = recordCount;
+            int count = recordCount;
             if (table != null)
             {
                 final int slot = table.find(batch.idHigh(), batch.idLow(), nowMs);
                 if (slot >= 0)
                 {
-                    outcome = table.digest(slot) == batch.bodyDigest() ?
-                        AppendOutcome.DUPLICATE.value() : AppendOutcome.CONFLICT.value();
-                    first = outcome == AppendOutcome.DUPLICATE.value() ? table.firstPosition(slot) : -1;
-                    count = outcome == AppendOutcome.DUPLICATE.value() ? table.count(slot) : 0;
+                    outcome = table.digest(slot) == batch.bodyDigest() ? AppendOutcome.DUPLICATE : AppendOutcome.CONFLICT;
+                    first = outcome == AppendOutcome.DUPLICATE ? table.firstPosition(slot) : -1;
+                    count = outcome == AppendOutcome.DUPLICATE ? table.count(slot) : 0;
                 }
                 else
                 {
@@ -332,14 +329,13 @@ public final class PartitionState implements PartitionBackfills.StateView
                         nowMs + Math.max(0, batch.windowMs()));
                 }
             }
-            if (outcome == AppendOutcome.APPENDED.value())
+            if (outcome == AppendOutcome.APPENDED)
             {
                 appliedPosition += recordCount;
             }
             batchRecordCounts[b] = recordCount;
-            batchOutcomes[3 * b] = first;
-            batchOutcomes[3 * b + 1] = count;
-            batchOutcomes[3 * b + 2] = outcome;
+            batchAppends[b] = outcome == AppendOutcome.APPENDED;
+            batchesReply.add(first, count, outcome);
             b++;
         }
         // Applied again after a restart with its records in the log already: positions were counted above, the
@@ -362,7 +358,7 @@ public final class PartitionState implements PartitionBackfills.StateView
                 final int keyLength = record.keyLength();
                 record.wrapKey(keyView);
                 record.wrapPayload(payloadView);
-                if (batchOutcomes[3 * batchIndex + 2] == AppendOutcome.APPENDED.value())
+                if (batchAppends[batchIndex])
                 {
                     log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
                     written = true;
@@ -374,7 +370,7 @@ public final class PartitionState implements PartitionBackfills.StateView
                 listener.onRecordsApplied(partitionId, log.lastPosition());
             }
         }
-        return AppendReplies.appendBatchesResult(batchOutcomes, batchCount);
+        return batchesReply.bytes();
     }
 
     private void checkAppliedPosition(final RecordLog log, final long firstPosition)
@@ -438,10 +434,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
     }
 
-    private void onBackfill(final long index, final BackfillEntryDecoder decoder)
+    private void onBackfill(final long index, final DirectBuffer entry)
     {
-        final int length = decoder.payloadLength();
-        final int offset = decoder.limit() + BackfillEntryDecoder.payloadHeaderLength();
         if (backfills == null)
         {
             LOG.warn("partition {} on broker {}: backfill entry {} skipped, backfills are not wired", partitionId,
@@ -450,7 +444,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         try
         {
-            backfills.apply(decoder.buffer(), offset, length);
+            backfills.apply(entry, 0, entry.capacity());
         }
         catch (final BackfillCodecException e)
         {

@@ -260,7 +260,7 @@ public final class PartitionStateMachine extends BaseStateMachine
     }
 
     /** See {@link AppendReplies#decode}. */
-    public static long[] decodeAppendResult(final Message message)
+    public static AppendOutcomes decodeAppendResult(final Message message)
     {
         return AppendReplies.decode(message.getContent().toByteArray());
     }

@@ -1,5 +1,9 @@
 package io.sluice.broker.backfill;
 
+import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryEncoder;
+import io.sluice.broker.log.codecs.BackfillCheckpointEntryEncoder;
+import io.sluice.broker.log.codecs.BackfillTasksEncoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -196,29 +200,70 @@ class BackfillRegistryTest
     {
         final List<BackfillEntry> entries = List.of(
             new BackfillEntry.Register("b1", "file", 4, 9, 1_000),
+            new BackfillEntry.Register("b1", "file", 4, 9, 1_000, 77),
             new BackfillEntry.AttemptStarted("b1", 9, 2_000),
             new BackfillEntry.Checkpoint("b1", 9, 1234567890123L, 3_000),
-            new BackfillEntry.AttemptFailed("b1", 9, "timeout", true, 4_000),
+            new BackfillEntry.AttemptFailed("b1", 9, "timeout \u2013 gave up", true, 4_000),
+            new BackfillEntry.AttemptFailed("b1", 9, "", false, 4_000),
             new BackfillEntry.Cancel("b1", 5_000));
 
         for (final BackfillEntry entry : entries)
         {
-            assertThat(BackfillCodec.decodeEntry(BackfillCodec.encode(entry))).isEqualTo(entry);
+            final byte[] bytes = BackfillMessages.encode(entry);
+            assertThat(BackfillMessages.decodeEntry(new UnsafeBuffer(bytes), 0, bytes.length)).isEqualTo(entry);
+            final byte[] shifted = new byte[bytes.length + 5];
+            System.arraycopy(bytes, 0, shifted, 3, bytes.length);
+            assertThat(BackfillMessages.decodeEntry(new UnsafeBuffer(shifted), 3, bytes.length)).as("at an offset").isEqualTo(entry);
         }
     }
 
     @Test
     void garbageEntriesAreRejectedWithAReason()
     {
-        final byte[] valid = BackfillCodec.encode(new BackfillEntry.Checkpoint("b1", 9, 5, 3_000));
+        final byte[] valid = BackfillMessages.encode(new BackfillEntry.Checkpoint("b1", 9, 5, 3_000));
 
-        assertThatThrownBy(() -> BackfillCodec.decodeEntry(new byte[0])).hasMessageContaining("truncated");
-        assertThatThrownBy(() -> BackfillCodec.decodeEntry(new byte[] {9, 1})).hasMessageContaining("version 9");
-        assertThatThrownBy(() -> BackfillCodec.decodeEntry(new byte[] {1, 77})).hasMessageContaining("type 77");
+        assertThatThrownBy(() -> decode(new byte[0])).hasMessageContaining("truncated");
+        final byte[] otherSchema = valid.clone();
+        new UnsafeBuffer(otherSchema).putShort(4, (short)9, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThatThrownBy(() -> decode(otherSchema)).hasMessageContaining("schema 9");
+        final byte[] otherTemplate = valid.clone();
+        new UnsafeBuffer(otherTemplate).putShort(2, (short)77, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThatThrownBy(() -> decode(otherTemplate)).hasMessageContaining("template 77");
+        final byte[] shortBlock = valid.clone();
+        new UnsafeBuffer(shortBlock).putShort(0, (short)4, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThatThrownBy(() -> decode(shortBlock)).hasMessageContaining("truncated");
         final byte[] hugeString = valid.clone();
-        new UnsafeBuffer(hugeString).putInt(2, Integer.MAX_VALUE, java.nio.ByteOrder.LITTLE_ENDIAN);
-        assertThatThrownBy(() -> BackfillCodec.decodeEntry(hugeString)).hasMessageContaining("out of range");
+        new UnsafeBuffer(hugeString).putInt(MessageHeaderEncoder.ENCODED_LENGTH + BackfillCheckpointEntryEncoder.BLOCK_LENGTH,
+            Integer.MAX_VALUE, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThatThrownBy(() -> decode(hugeString)).hasMessageContaining("out of range");
+        assertThatThrownBy(() -> decode(java.util.Arrays.copyOf(valid, valid.length - 1))).hasMessageContaining("truncated");
         final byte[] trailing = java.util.Arrays.copyOf(valid, valid.length + 1);
-        assertThatThrownBy(() -> BackfillCodec.decodeEntry(trailing)).hasMessageContaining("trailing");
+        assertThatThrownBy(() -> decode(trailing)).hasMessageContaining("trailing");
+        final byte[] failed = BackfillMessages.encode(new BackfillEntry.AttemptFailed("b1", 9, "x", true, 1));
+        failed[MessageHeaderEncoder.ENCODED_LENGTH + BackfillAttemptFailedEntryEncoder.giveUpEncodingOffset()] = 7;
+        assertThatThrownBy(() -> decode(failed)).hasMessageContaining("giveUp code 7");
+    }
+
+    @Test
+    void noSnapshotBytesAtAllHoldNoTasksAndBadOnesAreRefused()
+    {
+        registry.register(new BackfillEntry.Register("b1", "file", 1, 1, 1_000), 10, 30);
+        registry.readSnapshot(new UnsafeBuffer(new byte[0]), 0, 0);
+        assertThat(registry.tasks()).isEmpty();
+
+        final byte[] notTasks = BackfillMessages.encode(new BackfillEntry.Cancel("b1", 1));
+        assertThatThrownBy(() -> registry.readSnapshot(new UnsafeBuffer(notTasks), 0, notTasks.length))
+            .isInstanceOf(BackfillCodecException.class).hasMessageContaining("template");
+        final byte[] badState = BackfillMessages.encodeTasks(List.of(new BackfillTask("b1", "file", 1, 1, 2, 0, 0,
+            BackfillTaskState.RUNNING, "", 1, 1)));
+        badState[MessageHeaderEncoder.ENCODED_LENGTH + BackfillTasksEncoder.BLOCK_LENGTH +
+            BackfillTasksEncoder.TasksEncoder.sbeHeaderSize() + BackfillTasksEncoder.TasksEncoder.stateEncodingOffset()] = 9;
+        assertThatThrownBy(() -> registry.readSnapshot(new UnsafeBuffer(badState), 0, badState.length))
+            .isInstanceOf(BackfillCodecException.class).hasMessageContaining("state code 9");
+    }
+
+    private static BackfillEntry decode(final byte[] bytes)
+    {
+        return BackfillMessages.decodeEntry(new UnsafeBuffer(bytes), 0, bytes.length);
     }
 }

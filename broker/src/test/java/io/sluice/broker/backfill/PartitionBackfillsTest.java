@@ -76,7 +76,7 @@ class PartitionBackfillsTest implements PartitionBackfills.StateView
         final AtomicReference<PartitionBackfills> self = new AtomicReference<>();
         final BackfillReplicator replicator = entry ->
         {
-            final byte[] bytes = BackfillCodec.encode(entry); // what the Raft log carries
+            final byte[] bytes = BackfillMessages.encode(entry); // what the Raft log carries
             return CompletableFuture.runAsync(() -> self.get().apply(new UnsafeBuffer(bytes), 0, bytes.length), applyThread);
         };
         final PartitionBackfills created = new PartitionBackfills(0, PARTITION, this,
@@ -145,19 +145,14 @@ class PartitionBackfillsTest implements PartitionBackfills.StateView
     @Test
     void aRegistrationEncodedBeforeTheLatestPositionFieldTakesTheApplyingLogsEnd() throws Exception
     {
-        final byte[] current = BackfillCodec.encode(new BackfillEntry.Register("bf", "file", 1, 1, 1_000, 1_200));
-        // As version 1 wrote it: the same fields without the last one.
-        final byte[] withoutLatest = java.util.Arrays.copyOf(current, current.length - Long.BYTES);
-        withoutLatest[0] = 1;
-        final byte[] truncatedCurrent = java.util.Arrays.copyOf(current, current.length - Long.BYTES);
-        assertThatThrownBy(() -> BackfillCodec.decodeEntry(truncatedCurrent)).as("a version 2 entry is whole")
-            .isInstanceOf(BackfillCodecException.class);
+        // Register("bf-1", "file", 1, 1, 1_000) as a version 1 entry (template 24, before schema version 3) wrote it.
+        final byte[] withoutLatest = org.agrona.BitUtil.fromHex(LegacyBackfillLayoutTest.VERSION_1_REGISTER);
 
-        assertThat(BackfillCodec.decodeEntry(withoutLatest))
-            .isEqualTo(new BackfillEntry.Register("bf", "file", 1, 1, 1_000, BackfillEntry.Register.LATEST_AT_APPLY));
+        assertThat(BackfillMessages.decodeEntry(new UnsafeBuffer(withoutLatest), 0, withoutLatest.length))
+            .isEqualTo(new BackfillEntry.Register("bf-1", "file", 1, 1, 1_000, BackfillEntry.Register.LATEST_AT_APPLY));
         applyThread.submit(() -> backfills.apply(new UnsafeBuffer(withoutLatest), 0, withoutLatest.length))
             .get(10, TimeUnit.SECONDS);
-        assertThat(backfills.registry().tasks()).extracting(BackfillTask::toPosition).containsExactly(2_000L);
+        assertThat(backfills.registry().tasksOf("bf-1")).extracting(BackfillTask::toPosition).containsExactly(2_000L);
         assertThat(exporterPosition("file")).isEqualTo(2_000);
     }
 
@@ -174,7 +169,7 @@ class PartitionBackfillsTest implements PartitionBackfills.StateView
 
     private void applyOnLogThread(final BackfillEntry entry) throws Exception
     {
-        final byte[] bytes = BackfillCodec.encode(entry);
+        final byte[] bytes = BackfillMessages.encode(entry);
         applyThread.submit(() -> backfills.apply(new UnsafeBuffer(bytes), 0, bytes.length)).get(10, TimeUnit.SECONDS);
     }
 

@@ -131,6 +131,53 @@ class RecordLogTest
         }
     }
 
+    /**
+     * A segment as the log wrote it before frames had their own flyweight (two records of Raft entry 7: key "k1",
+     * then no key; payload {"a":1}): it still opens, reads, and a log writes the same records to the same bytes.
+     */
+    @Test
+    @Timeout(10)
+    void theFrameLayoutIsByteForByteTheOneSegmentsAlreadyHold() throws IOException
+    {
+        final String written = "2d0000002a03799b070000000000000001000000000000007b68e5cf8b010000020000006b3107000000" +
+            "7b2261223a317d2b000000fd88d85f070000000000000002000000000000007c68e5cf8b010000ffffffff070000007b2261223a317d";
+        final Path old = dir.resolve("old");
+        Files.createDirectories(old);
+        Files.write(old.resolve("segment-00000000000000000001.log"), hex(written));
+        try (RecordLog log = RecordLog.open(old, 1 << 20, 0, 0))
+        {
+            assertThat(log.lastPosition()).isEqualTo(2);
+            assertThat(log.lastRaftIndex()).isEqualTo(7);
+            final List<String> records = new ArrayList<>();
+            log.read(1, 10, (position, timestamp, buffer, keyOffset, keyLength, payloadOffset, payloadLength) ->
+                records.add(position + "@" + timestamp + " " +
+                    (keyLength < 0 ? "null" : buffer.getStringWithoutLengthUtf8(keyOffset, keyLength)) + "=" +
+                    buffer.getStringWithoutLengthUtf8(payloadOffset, payloadLength)));
+            assertThat(records).containsExactly("1@1700000000123 k1={\"a\":1}", "2@1700000000124 null={\"a\":1}");
+        }
+
+        final Path fresh = dir.resolve("new");
+        try (RecordLog log = RecordLog.open(fresh, 1 << 20, 0, 0))
+        {
+            final UnsafeBuffer key = new UnsafeBuffer("k1".getBytes(StandardCharsets.UTF_8));
+            final UnsafeBuffer payload = new UnsafeBuffer("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+            log.append(7, 1_700_000_000_123L, key, 0, 2, payload, 0, payload.capacity());
+            log.append(7, 1_700_000_000_124L, null, 0, -1, payload, 0, payload.capacity());
+            log.flushWrites();
+        }
+        assertThat(Files.readAllBytes(fresh.resolve("segment-00000000000000000001.log"))).isEqualTo(hex(written));
+    }
+
+    private static byte[] hex(final String hex)
+    {
+        final byte[] bytes = new byte[hex.length() / 2];
+        for (int i = 0; i < bytes.length; i++)
+        {
+            bytes[i] = (byte)Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return bytes;
+    }
+
     private static long append(final RecordLog log, final long raftIndex, final String key, final String payload)
         throws IOException
     {

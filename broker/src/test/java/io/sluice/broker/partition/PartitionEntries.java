@@ -1,6 +1,6 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.backfill.BackfillCodec;
+import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.log.RecordLog;
 import io.sluice.broker.log.codecs.AppendEntryEncoder;
@@ -65,10 +65,11 @@ final class PartitionEntries
 
     static UnsafeBuffer backfill(final BackfillEntry entry)
     {
-        return backfillPayload(BackfillCodec.encode(entry));
+        return new UnsafeBuffer(BackfillMessages.encode(entry));
     }
 
-    static UnsafeBuffer backfillPayload(final byte[] payload)
+    /** A backfill entry as written before schema version 3 (template 24), holding {@code payload} as it is. */
+    static UnsafeBuffer legacyBackfill(final byte[] payload)
     {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
         final BackfillEntryEncoder encoder = new BackfillEntryEncoder()

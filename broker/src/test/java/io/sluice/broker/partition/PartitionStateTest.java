@@ -5,7 +5,6 @@ import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.BackfillTask;
 import io.sluice.broker.backfill.PartitionBackfills;
-import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.PartitionEntries.Batch;
@@ -80,11 +79,11 @@ class PartitionStateTest
     @Test
     void anAppendEntryWritesItsRecordsAtTheNextPositionsAndAnswersTheFirstAndTheCount() throws IOException
     {
-        final long[] first = AppendReplies.decode(state.apply(5, append("a=one", "b=two", "c=three")));
-        final long[] second = AppendReplies.decode(state.apply(6, append("d=four", "e=five")));
+        final List<String> first = answered(state.apply(5, append("a=one", "b=two", "c=three")));
+        final List<String> second = answered(state.apply(6, append("d=four", "e=five")));
 
-        assertThat(first).containsExactly(1, 3);
-        assertThat(second).containsExactly(4, 2);
+        assertThat(first).containsExactly("1+3 APPENDED");
+        assertThat(second).containsExactly("4+2 APPENDED");
         assertThat(state.lastPosition()).isEqualTo(5);
         assertThat(state.recordLog().lastRaftIndex()).isEqualTo(6);
         assertThat(records(state.recordLog()))
@@ -102,7 +101,7 @@ class PartitionStateTest
         // Without a snapshot Ratis applies every entry again.
         assertThat(restarted.apply(5, append("a=one", "b=two"))).isEqualTo(PartitionState.NO_REPLY);
         assertThat(restarted.apply(6, append("c=three"))).isEqualTo(PartitionState.NO_REPLY);
-        assertThat(AppendReplies.decode(restarted.apply(9, append("d=four")))).containsExactly(4, 1);
+        assertThat(answered(restarted.apply(9, append("d=four")))).containsExactly("4+1 APPENDED");
         assertThat(records(restarted.recordLog())).containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four");
     }
 
@@ -201,26 +200,40 @@ class PartitionStateTest
         final PartitionBackfills backfills = wireBackfills(state);
         state.apply(2, exporterPositions(Map.of("file", 2L)));
 
-        assertThat(state.apply(3, PartitionEntries.backfillPayload(new byte[] {9, 9, 9}))).isEqualTo(PartitionState.NO_REPLY);
+        assertThat(state.apply(3, PartitionEntries.legacyBackfill(new byte[] {9, 9, 9}))).isEqualTo(PartitionState.NO_REPLY);
+        final UnsafeBuffer cut = PartitionEntries.backfill(new BackfillEntry.Register("bf-1", "file", 2, 1, 5_000, 10));
+        assertThat(state.apply(4, new UnsafeBuffer(cut, 0, cut.capacity() - 2))).isEqualTo(PartitionState.NO_REPLY);
 
         assertThat(backfills.registry().tasks()).isEmpty();
         assertThat(state.exporterPosition("file")).isEqualTo(2);
     }
 
     @Test
+    void aBackfillEntryWrittenBeforeSchemaVersion3IsStillApplied() throws IOException
+    {
+        final PartitionBackfills backfills = wireBackfills(state);
+        state.apply(2, append("a=1", "b=2", "c=3", "d=4", "e=5", "f=6", "g=7", "h=8", "i=9", "j=10"));
+        state.apply(3, exporterPositions(Map.of("file", 2L)));
+
+        // Register("bf-1", "file", 1 task, first task 1, at 1_000) as a version 1 entry wrote it: no latest position.
+        state.apply(4, new UnsafeBuffer(org.agrona.BitUtil.fromHex(
+            "00001800020002002200000001010400000062662d310400000066696c650100000001000000e803000000000000")));
+
+        assertThat(backfills.registry().tasksOf("bf-1")).extracting(BackfillTask::fromPosition, BackfillTask::toPosition)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple(3L, 10L));
+        assertThat(state.exporterPosition("file")).as("reset to the applying log's end").isEqualTo(10);
+    }
+
+    @Test
     void anIdempotentAppendAnswersARepeatedIdWithItsFirstPositionsAndWritesNothing() throws IOException
     {
         final Batch keyed = new Batch(IdempotencyScope.CLIENT, 11, 12, 99, WINDOW_MS, "a=one", "b=two");
-        final long[] first = AppendReplies.decode(state.apply(2, idempotentAppend(1_000, keyed, Batch.withoutId("c=three"))));
-        final long[] again = AppendReplies.decode(state.apply(3, idempotentAppend(2_000,
+        final List<String> first = answered(state.apply(2, idempotentAppend(1_000, keyed, Batch.withoutId("c=three"))));
+        final List<String> again = answered(state.apply(3, idempotentAppend(2_000,
             new Batch(IdempotencyScope.CLIENT, 11, 12, 99, WINDOW_MS, "a=one", "b=two"), Batch.withoutId("d=four"))));
 
-        assertThat(first).containsExactly(
-            1, 2, AppendOutcome.APPENDED.value(),
-            3, 1, AppendOutcome.APPENDED.value());
-        assertThat(again).containsExactly(
-            1, 2, AppendOutcome.DUPLICATE.value(),
-            4, 1, AppendOutcome.APPENDED.value());
+        assertThat(first).containsExactly("1+2 APPENDED", "3+1 APPENDED");
+        assertThat(again).containsExactly("1+2 DUPLICATE", "4+1 APPENDED");
         assertThat(records(state.recordLog())).containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four");
         assertThat(state.idempotency().clientKeyCount()).isEqualTo(1);
     }
@@ -229,10 +242,10 @@ class PartitionStateTest
     void anIdempotentAppendWhoseIdCameWithAnotherRequestIsAConflictAndWritesNothing() throws IOException
     {
         state.apply(2, idempotentAppend(1_000, new Batch(IdempotencyScope.GATEWAY, 5, 6, 1, WINDOW_MS, "a=one")));
-        final long[] conflict = AppendReplies.decode(state.apply(3, idempotentAppend(1_001,
+        final List<String> conflict = answered(state.apply(3, idempotentAppend(1_001,
             new Batch(IdempotencyScope.GATEWAY, 5, 6, 2, WINDOW_MS, "a=other"))));
 
-        assertThat(conflict).containsExactly(-1, 0, AppendOutcome.CONFLICT.value());
+        assertThat(conflict).containsExactly("-1+0 CONFLICT");
         assertThat(records(state.recordLog())).containsExactly("1:a=one");
         assertThat(events).containsExactly("records 3 1");
     }
@@ -241,10 +254,10 @@ class PartitionStateTest
     void aRememberedIdExpiresOnTheReplicatedClockAndAppendsAgain() throws IOException
     {
         state.apply(2, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 1, 2, 3, 100, "a=one")));
-        final long[] late = AppendReplies.decode(state.apply(3, idempotentAppend(1_100,
+        final List<String> late = answered(state.apply(3, idempotentAppend(1_100,
             new Batch(IdempotencyScope.CLIENT, 1, 2, 3, 100, "a=one"))));
 
-        assertThat(late).containsExactly(2, 1, AppendOutcome.APPENDED.value());
+        assertThat(late).containsExactly("2+1 APPENDED");
         assertThat(state.lastPosition()).isEqualTo(2);
     }
 
@@ -256,13 +269,13 @@ class PartitionStateTest
         final PartitionState restarted = restart(state, null, false);
 
         restarted.apply(2, append("x=zero"));
-        final long[] replayed = AppendReplies.decode(restarted.apply(3,
+        final List<String> replayed = answered(restarted.apply(3,
             idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one"))));
-        final long[] retried = AppendReplies.decode(restarted.apply(4,
+        final List<String> retried = answered(restarted.apply(4,
             idempotentAppend(1_500, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one"))));
 
-        assertThat(replayed).containsExactly(2, 1, AppendOutcome.APPENDED.value());
-        assertThat(retried).containsExactly(2, 1, AppendOutcome.DUPLICATE.value());
+        assertThat(replayed).containsExactly("2+1 APPENDED");
+        assertThat(retried).containsExactly("2+1 DUPLICATE");
         assertThat(records(restarted.recordLog())).containsExactly("1:x=zero", "2:a=one");
     }
 
@@ -303,9 +316,9 @@ class PartitionStateTest
         assertThat(restarted.compactionFloor()).as("the backfill task survived").isEqualTo(2);
         // Ratis applies the entries after the snapshot again: written once, positions as first given.
         assertThat(restarted.apply(7, append("e=five"))).isEqualTo(PartitionState.NO_REPLY);
-        final long[] retried = AppendReplies.decode(restarted.apply(8,
+        final List<String> retried = answered(restarted.apply(8,
             idempotentAppend(1_500, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "d=four"))));
-        assertThat(retried).as("an id remembered in the snapshot").containsExactly(4, 1, AppendOutcome.DUPLICATE.value());
+        assertThat(retried).as("an id remembered in the snapshot").containsExactly("4+1 DUPLICATE");
         assertThat(records(restarted.recordLog()))
             .containsExactly("1:a=one", "2:b=two", "3:c=three", "4:d=four", "5:e=five");
     }
@@ -331,6 +344,19 @@ class PartitionStateTest
     // ------------------------------------------------------------------------------------------- helpers
 
     /** Closes the state's log and starts a new state on the same directory, as a broker restart does. */
+    /** An append entry's reply as the proposer reads it: "first+count OUTCOME" per batch. */
+    private static List<String> answered(final byte[] reply)
+    {
+        final AppendOutcomes outcomes = AppendReplies.decode(reply);
+        assertThat(outcomes).as("an append reply").isNotNull();
+        final List<String> batches = new ArrayList<>();
+        for (int i = 0; i < outcomes.batchCount(); i++)
+        {
+            batches.add(outcomes.firstPosition(i) + "+" + outcomes.recordCount(i) + " " + outcomes.outcome(i));
+        }
+        return batches;
+    }
+
     private PartitionState restart(final PartitionState before, final PartitionSnapshot snapshot, final boolean withBackfills)
         throws IOException
     {

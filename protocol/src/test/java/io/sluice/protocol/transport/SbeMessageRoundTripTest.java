@@ -85,7 +85,6 @@ class SbeMessageRoundTripTest
             case BackfillStatusRequestDecoder.TEMPLATE_ID -> new BackfillStatusRequestDecoder();
             case CancelBackfillRequestDecoder.TEMPLATE_ID -> new CancelBackfillRequestDecoder();
             case BackfillStatusResponseDecoder.TEMPLATE_ID -> new BackfillStatusResponseDecoder();
-            case RecordDecoder.TEMPLATE_ID -> new RecordDecoder();
             case RebalanceRequestDecoder.TEMPLATE_ID -> new RebalanceRequestDecoder();
             case RebalanceResponseDecoder.TEMPLATE_ID -> new RebalanceResponseDecoder();
             case ExportersStatusRequestDecoder.TEMPLATE_ID -> new ExportersStatusRequestDecoder();
@@ -372,23 +371,6 @@ class SbeMessageRoundTripTest
     }
 
     @Test
-    void storedRecord() throws Exception
-    {
-        final RecordEncoder record = new RecordEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
-            .position(123L).timestamp(1_764_420_000_000L).key("order-42");
-        final byte[] payload = "{\"total\":9.5}".getBytes(StandardCharsets.UTF_8);
-        record.putPayload(payload, 0, payload.length);
-        final RecordDecoder decoder = new RecordDecoder().wrapAndApplyHeader(
-            roundTrip(RecordDecoder.TEMPLATE_ID, record.encodedLength()), 0, headerDecoder);
-        assertThat(decoder.position()).isEqualTo(123L);
-        assertThat(decoder.timestamp()).isEqualTo(1_764_420_000_000L);
-        assertThat(decoder.key()).isEqualTo("order-42");
-        final byte[] decodedPayload = new byte[decoder.payloadLength()];
-        decoder.getPayload(decodedPayload, 0, decodedPayload.length);
-        assertThat(decodedPayload).isEqualTo(payload);
-    }
-
-    @Test
     void garbageGetsMalformedRequestAnswer() throws Exception
     {
         final byte[] garbage = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
@@ -421,7 +403,7 @@ class SbeMessageRoundTripTest
             AppendResponseDecoder.TEMPLATE_ID, TopologyRequestDecoder.TEMPLATE_ID, TopologyResponseDecoder.TEMPLATE_ID,
             ErrorResponseDecoder.TEMPLATE_ID, BackfillRequestDecoder.TEMPLATE_ID,
             BackfillStatusRequestDecoder.TEMPLATE_ID, CancelBackfillRequestDecoder.TEMPLATE_ID,
-            BackfillStatusResponseDecoder.TEMPLATE_ID, RecordDecoder.TEMPLATE_ID,
+            BackfillStatusResponseDecoder.TEMPLATE_ID,
             RebalanceRequestDecoder.TEMPLATE_ID, RebalanceResponseDecoder.TEMPLATE_ID,
             ExportersStatusRequestDecoder.TEMPLATE_ID, ExportersStatusResponseDecoder.TEMPLATE_ID));
         assertThat(schemaIds).as("template ids in the schema vs. the ones round-tripped here")

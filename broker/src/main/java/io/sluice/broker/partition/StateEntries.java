@@ -1,8 +1,7 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.backfill.BackfillCodec;
 import io.sluice.broker.backfill.BackfillEntry;
-import io.sluice.broker.log.codecs.BackfillEntryEncoder;
+import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
@@ -19,9 +18,9 @@ import java.util.Map;
  * The partition's log entries that carry no records, encoded for a proposal: exporting state changes, exporter
  * positions and backfill changes (record batches are {@link AppendEntries}'). Off the hot path, so each allocates.
  */
-final class ControlEntries
+final class StateEntries
 {
-    private ControlEntries()
+    private StateEntries()
     {
     }
 
@@ -37,13 +36,7 @@ final class ControlEntries
 
     static Message backfill(final BackfillEntry entry)
     {
-        final byte[] payload = BackfillCodec.encode(entry);
-        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + BackfillEntryEncoder.BLOCK_LENGTH +
-            BackfillEntryEncoder.payloadHeaderLength() + payload.length];
-        new BackfillEntryEncoder()
-            .wrapAndApplyHeader(new UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
-            .putPayload(payload, 0, payload.length);
-        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(BackfillMessages.encode(entry)));
     }
 
     static Message exporterPositions(final Map<String, Long> positions)
