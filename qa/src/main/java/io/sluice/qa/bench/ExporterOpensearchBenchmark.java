@@ -74,17 +74,7 @@ public final class ExporterOpensearchBenchmark
 
     public static void main(final String[] args)
     {
-        try
-        {
-            measure(args);
-        }
-        catch (final Throwable e)
-        {
-            System.err.println("exporter-opensearch benchmark failed: " + e);
-            e.printStackTrace();
-            System.exit(1);
-        }
-        System.exit(0); // Ratis and OpenSearch leave non-daemon threads behind
+        BenchmarkRun.runAndExit("exporter-opensearch", args, ExporterOpensearchBenchmark::measure);
     }
 
     private static void measure(final String[] args) throws Exception
