@@ -1,8 +1,8 @@
 package io.sluice.broker;
 
 import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.broker.partition.ExporterStatus;
 import io.sluice.exporter.kafka.KafkaExporter;
+import io.sluice.protocol.cluster.ExporterStatus;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

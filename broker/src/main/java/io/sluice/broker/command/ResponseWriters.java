@@ -1,7 +1,7 @@
 package io.sluice.broker.command;
 
-import io.sluice.broker.partition.ExporterStatus;
 import io.sluice.broker.partition.RebalanceOutcome;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;

@@ -7,6 +7,7 @@ import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.exporter.spi.Exporter;
 import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.codecs.ExportingState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

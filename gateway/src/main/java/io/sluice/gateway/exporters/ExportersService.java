@@ -2,6 +2,7 @@ package io.sluice.gateway.exporters;
 
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
@@ -121,16 +122,16 @@ public class ExportersService
         if (answer.exporters() != null)
         {
             final PartitionExporters leader = answer.exporters();
-            for (final ExporterFigures figures : leader.exporters())
+            for (final ExporterStatus exporter : leader.exporters())
             {
-                if (figures.exporterId().equals(exporterId))
+                if (exporter.exporterId().equals(exporterId))
                 {
                     final String state;
                     if (leader.exportingState() == ExportingState.PAUSED)
                     {
                         state = ExportersView.PAUSED;
                     }
-                    else if (figures.retrying())
+                    else if (exporter.retrying())
                     {
                         state = ExportersView.RETRYING;
                     }
@@ -142,8 +143,8 @@ public class ExportersService
                     {
                         state = ExportersView.EXPORTING;
                     }
-                    return new ExportersView.Partition(partitionId, figures.position(),
-                        lag(leader.lastPosition(), figures.position()), state, figures.lastError());
+                    return new ExportersView.Partition(partitionId, exporter.acknowledgedPosition(),
+                        lag(leader.lastPosition(), exporter.acknowledgedPosition()), state, exporter.lastError());
                 }
             }
         }

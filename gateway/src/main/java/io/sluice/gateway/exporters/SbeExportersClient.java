@@ -4,6 +4,7 @@ import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
 import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BooleanType;
@@ -71,7 +72,7 @@ public final class SbeExportersClient implements ExportersClient
             }
             final long lastPosition = response.lastPosition();
             checkLimit(response.limit() + 4, length, what); // the group header
-            final List<ExporterFigures> exporters = new ArrayList<>();
+            final List<ExporterStatus> exporters = new ArrayList<>();
             for (final ExportersStatusResponseDecoder.ExportersDecoder exporter : response.exporters())
             {
                 checkLimit(response.limit(), length, what);
@@ -88,7 +89,7 @@ public final class SbeExportersClient implements ExportersClient
                 checkVarData(buffer, response.limit(), length, what);
                 final String lastError = exporter.lastError();
                 checkLimit(response.limit(), length, what);
-                exporters.add(new ExporterFigures(id, type, position, retrying, lastError.isEmpty() ? null : lastError,
+                exporters.add(new ExporterStatus(id, type, position, retrying, lastError.isEmpty() ? null : lastError,
                     failures, deadLetters, sinkWrites, sinkWriteNanos));
             }
             return new PartitionExporters(partitionId, state, lastPosition, List.copyOf(exporters));

@@ -4,9 +4,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.sluice.gateway.exporters.ExporterFigures;
 import io.sluice.gateway.exporters.ExportersService;
 import io.sluice.gateway.exporters.PartitionExporters;
+import io.sluice.protocol.cluster.ExporterStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -123,17 +123,17 @@ public class ExporterGauges implements MeterBinder
             {
                 continue;
             }
-            for (final ExporterFigures figures : partition.exporters())
+            for (final ExporterStatus exporter : partition.exporters())
             {
-                final Tags tags = Tags.of("exporter", figures.exporterId(), "partition",
+                final Tags tags = Tags.of("exporter", exporter.exporterId(), "partition",
                     Integer.toString(partition.partitionId()));
-                retryingRows.add(MultiGauge.Row.of(tags, figures.retrying() ? 1 : 0));
-                retriesRows.add(MultiGauge.Row.of(tags, figures.failures()));
-                deadLetterRows.add(MultiGauge.Row.of(tags, figures.deadLetters()));
-                requestRows.add(MultiGauge.Row.of(tags, figures.sinkWrites()));
+                retryingRows.add(MultiGauge.Row.of(tags, exporter.retrying() ? 1 : 0));
+                retriesRows.add(MultiGauge.Row.of(tags, exporter.failures()));
+                deadLetterRows.add(MultiGauge.Row.of(tags, exporter.deadLetters()));
+                requestRows.add(MultiGauge.Row.of(tags, exporter.sinkWrites()));
                 final long[] previous = previousWrites.get(tags);
-                final long writes = figures.sinkWrites();
-                final long nanos = figures.sinkWriteNanos();
+                final long writes = exporter.sinkWrites();
+                final long nanos = exporter.sinkWriteNanos();
                 if (previous != null && writes > previous[0] && nanos >= previous[1])
                 {
                     lastLatency.put(tags, (nanos - previous[1]) / 1e9 / (writes - previous[0]));

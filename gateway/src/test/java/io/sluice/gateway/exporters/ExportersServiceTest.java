@@ -2,6 +2,7 @@ package io.sluice.gateway.exporters;
 
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.exporting.FakeClusterTopology;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ExportingState;
@@ -34,15 +35,15 @@ final class ExportersServiceTest
     }
 
     private void answers(final int partitionId, final ExportingState state, final long lastPosition,
-                         final ExporterFigures... exporters)
+                         final ExporterStatus... exporters)
     {
         answers.put(partitionId, CompletableFuture.completedFuture(
             new PartitionExporters(partitionId, state, lastPosition, List.of(exporters))));
     }
 
-    private static ExporterFigures search(final long position, final boolean retrying, final String error)
+    private static ExporterStatus search(final long position, final boolean retrying, final String error)
     {
-        return new ExporterFigures("search", "opensearch", position, retrying, error, retrying ? 3 : 0, 0, 10, 1000);
+        return new ExporterStatus("search", "opensearch", position, retrying, error, retrying ? 3 : 0, 0, 10, 1000);
     }
 
     @Test

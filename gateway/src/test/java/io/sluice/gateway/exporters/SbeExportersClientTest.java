@@ -2,6 +2,7 @@ package io.sluice.gateway.exporters;
 
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.MalformedResponseException;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ErrorCode;
@@ -117,8 +118,8 @@ class SbeExportersClientTest
         assertThat(answer.exportingState()).isEqualTo(ExportingState.SOFT_PAUSED);
         assertThat(answer.lastPosition()).isEqualTo(120);
         assertThat(answer.exporters()).containsExactly(
-            new ExporterFigures("search", "opensearch", 118, true, "429 es_rejected_execution_exception", 3, 1, 7, 7_000_000),
-            new ExporterFigures("search", "opensearch", 120, false, null, 0, 0, 0, 0));
+            new ExporterStatus("search", "opensearch", 118, true, "429 es_rejected_execution_exception", 3, 1, 7, 7_000_000),
+            new ExporterStatus("search", "opensearch", 120, false, null, 0, 0, 0, 0));
     }
 
     @Test

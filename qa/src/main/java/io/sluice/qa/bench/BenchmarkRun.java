@@ -84,6 +84,33 @@ public final class BenchmarkRun
         return run;
     }
 
+    /** What a benchmark measures, given its command line; see {@link #runAndExit}. */
+    @FunctionalInterface
+    public interface Body
+    {
+        void measure(String[] args) throws Exception;
+    }
+
+    /**
+     * Runs a benchmark's body as its {@code main} and ends the JVM: status 0 when it finished, 1 with the stack trace
+     * when it failed. Brokers (Ratis), the gateway (Tomcat) and OpenSearch leave non-daemon threads behind, which
+     * would keep the JVM running after {@code main} returned or threw.
+     */
+    public static void runAndExit(final String name, final String[] args, final Body body)
+    {
+        try
+        {
+            body.measure(args);
+        }
+        catch (final Throwable e)
+        {
+            System.err.println("benchmark " + name + " failed: " + e);
+            e.printStackTrace();
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
     public String name()
     {
         return name;

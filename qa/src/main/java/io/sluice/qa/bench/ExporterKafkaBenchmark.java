@@ -3,26 +3,19 @@ package io.sluice.qa.bench;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.broker.partition.ExporterStatus;
 import io.sluice.broker.partition.Partition;
 import io.sluice.exporter.kafka.KafkaBroker;
 import io.sluice.exporter.kafka.KafkaExporter;
 import io.sluice.exporter.kafka.KafkaExporterConfig;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.codecs.AppendRequestEncoder;
-import io.sluice.protocol.codecs.AppendResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
-import io.sluice.protocol.codecs.MessageHeaderDecoder;
-import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.SluiceCluster;
-import org.agrona.DirectBuffer;
-import org.agrona.ExpandableArrayBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -68,7 +61,12 @@ public final class ExporterKafkaBenchmark
     {
     }
 
-    public static void main(final String[] args) throws Exception
+    public static void main(final String[] args)
+    {
+        BenchmarkRun.runAndExit("exporter-kafka", args, ExporterKafkaBenchmark::measure);
+    }
+
+    private static void measure(final String[] args) throws Exception
     {
         final BenchmarkRun run = BenchmarkRun.start("exporter-kafka", args);
         final int records = run.choose("records_per_round", 10_000, 200_000);
@@ -132,7 +130,6 @@ public final class ExporterKafkaBenchmark
             SluiceCluster.deleteRecursively(dir);
         }
         run.finish();
-        System.exit(0);
     }
 
     // ------------------------------------------------------------------------------------------- sluice
@@ -241,7 +238,7 @@ public final class ExporterKafkaBenchmark
                 client.send(address, appendRequest(writtenRecords + from, count), Duration.ofSeconds(30))
                     .whenComplete((response, error) ->
                     {
-                        if (error != null || !isAppended(response))
+                        if (error != null || !AppendRequests.isAppended(response))
                         {
                             failure.compareAndSet(null, error != null ? error :
                                 new IllegalStateException("append refused"));
@@ -263,11 +260,6 @@ public final class ExporterKafkaBenchmark
             writeNs += System.nanoTime() - startNs;
         }
 
-        private static boolean isAppended(final DirectBuffer response)
-        {
-            return new MessageHeaderDecoder().wrap(response, 0).templateId() == AppendResponseDecoder.TEMPLATE_ID;
-        }
-
         @Override
         public void close()
         {
@@ -279,30 +271,8 @@ public final class ExporterKafkaBenchmark
     /** {@code count} records keyed and numbered from {@code firstSeq}, as one append request of partition 1. */
     private static MessageWriter appendRequest(final long firstSeq, final int count)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(count * (PAYLOAD_BYTES + 48));
-        final AppendRequestEncoder encoder = new AppendRequestEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .partitionId(1);
-        final AppendRequestEncoder.RecordsEncoder encoded = encoder.recordsCount(count);
-        for (int i = 0; i < count; i++)
-        {
-            final byte[] payload = payload(firstSeq + i);
-            encoded.next().timestamp(System.currentTimeMillis()).key(key(firstSeq + i)).putPayload(payload, 0, payload.length);
-        }
-        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()];
-        buffer.getBytes(0, bytes);
-        return new MessageWriter()
-        {
-            public int encodedLength()
-            {
-                return bytes.length;
-            }
-
-            public void write(final MutableDirectBuffer target, final int offset)
-            {
-                target.putBytes(offset, bytes);
-            }
-        };
+        // "key-" and at most 3 digits
+        return AppendRequests.encode(1, count, PAYLOAD_BYTES + 7, i -> key(firstSeq + i), i -> payload(firstSeq + i));
     }
 
     private static String key(final long seq)

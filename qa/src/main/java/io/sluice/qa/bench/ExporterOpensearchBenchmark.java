@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.util.RawValue;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.broker.partition.ExporterStatus;
 import io.sluice.exporter.opensearch.IndexTemplate;
 import io.sluice.exporter.opensearch.OpenSearchExporter;
 import io.sluice.exporter.opensearch.OpenSearchExporterConfig;
@@ -12,6 +11,7 @@ import io.sluice.exporter.opensearch.testing.OpenSearchNode;
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.RecordToAppend;
 import io.sluice.gateway.broker.SbeBrokerClient;
+import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.AdminRequestKind;
@@ -74,17 +74,7 @@ public final class ExporterOpensearchBenchmark
 
     public static void main(final String[] args)
     {
-        try
-        {
-            measure(args);
-        }
-        catch (final Throwable e)
-        {
-            System.err.println("exporter-opensearch benchmark failed: " + e);
-            e.printStackTrace();
-            System.exit(1);
-        }
-        System.exit(0); // Ratis and OpenSearch leave non-daemon threads behind
+        BenchmarkRun.runAndExit("exporter-opensearch", args, ExporterOpensearchBenchmark::measure);
     }
 
     private static void measure(final String[] args) throws Exception
@@ -371,7 +361,7 @@ public final class ExporterOpensearchBenchmark
     private static ExporterStatus status(final Broker broker)
     {
         final List<ExporterStatus> statuses = broker.partition(PARTITION).director().exporterStatuses();
-        return statuses.isEmpty() ? new ExporterStatus("search", OpenSearchExporter.TYPE, -1, false, null, 0) :
+        return statuses.isEmpty() ? new ExporterStatus("search", OpenSearchExporter.TYPE, -1, false, null, 0, 0, 0, 0) :
             statuses.get(0);
     }
 

@@ -76,18 +76,7 @@ public final class HttpBenchmark
 
     public static void main(final String[] args)
     {
-        try
-        {
-            measure(args);
-        }
-        catch (final Throwable e)
-        {
-            // Ratis and Tomcat leave non-daemon threads behind: end the JVM explicitly, non-zero.
-            System.err.println("http benchmark failed: " + e);
-            e.printStackTrace();
-            System.exit(1);
-        }
-        System.exit(0);
+        BenchmarkRun.runAndExit("http", args, HttpBenchmark::measure);
     }
 
     private static void measure(final String[] args) throws Exception

@@ -80,18 +80,7 @@ public final class PauseFanoutBenchmark
 
     public static void main(final String[] args)
     {
-        try
-        {
-            measure(args);
-        }
-        catch (final Throwable e)
-        {
-            // Ratis leaves non-daemon threads behind: end the JVM explicitly, non-zero.
-            System.err.println("pause-fanout failed: " + e);
-            e.printStackTrace();
-            System.exit(1);
-        }
-        System.exit(0);
+        BenchmarkRun.runAndExit("pause-fanout", args, PauseFanoutBenchmark::measure);
     }
 
     private static void measure(final String[] args) throws Exception

@@ -10,17 +10,12 @@ import io.sluice.broker.partition.Partition;
 import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
-import io.sluice.protocol.codecs.AppendResponseDecoder;
-import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
-import org.agrona.DirectBuffer;
-import org.agrona.ExpandableArrayBuffer;
-import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
@@ -67,7 +62,12 @@ public final class WritesBenchmark
     {
     }
 
-    public static void main(final String[] args) throws Exception
+    public static void main(final String[] args)
+    {
+        BenchmarkRun.runAndExit("writes", args, WritesBenchmark::measure);
+    }
+
+    private static void measure(final String[] args) throws Exception
     {
         final BenchmarkRun run = BenchmarkRun.start("writes", args);
         final int batch = run.choose("batch_records", 100, 100);
@@ -140,7 +140,6 @@ public final class WritesBenchmark
         {
             SluiceCluster.deleteRecursively(dir);
         }
-        System.exit(0);
     }
 
     /** One system under load: sends one batch at a time within the window. */
@@ -197,7 +196,7 @@ public final class WritesBenchmark
                 client.send(address, request, Duration.ofSeconds(30)).whenComplete((response, error) ->
                 {
                     window.release();
-                    if (error == null && isAppended(response))
+                    if (error == null && AppendRequests.isAppended(response))
                     {
                         committed.addAndGet(batch);
                     }
@@ -234,23 +233,7 @@ public final class WritesBenchmark
         buffer.putLong(block + AppendRequestEncoder.idHighEncodingOffset(), id * 0x9E3779B97F4A7C15L, ByteOrder.LITTLE_ENDIAN);
         buffer.putLong(block + AppendRequestEncoder.idLowEncodingOffset(), id, ByteOrder.LITTLE_ENDIAN);
         buffer.putLong(block + AppendRequestEncoder.bodyDigestEncodingOffset(), 7L, ByteOrder.LITTLE_ENDIAN);
-        return new MessageWriter()
-        {
-            public int encodedLength()
-            {
-                return bytes.length;
-            }
-
-            public void write(final MutableDirectBuffer target, final int offset)
-            {
-                target.putBytes(offset, bytes);
-            }
-        };
-    }
-
-    private static boolean isAppended(final DirectBuffer response)
-    {
-        return new MessageHeaderDecoder().wrap(response, 0).templateId() == AppendResponseDecoder.TEMPLATE_ID;
+        return MessageWriter.of(buffer, 0, bytes.length);
     }
 
     private static int awaitLeader(final List<Broker> brokers) throws InterruptedException
@@ -273,30 +256,8 @@ public final class WritesBenchmark
 
     private static MessageWriter appendRequest(final int batch)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(batch * (RECORD_BYTES + 32));
-        final AppendRequestEncoder encoder = new AppendRequestEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .partitionId(1);
-        final AppendRequestEncoder.RecordsEncoder records = encoder.recordsCount(batch);
         final byte[] payload = ("{\"v\":\"" + "x".repeat(RECORD_BYTES - 8) + "\"}").getBytes();
-        for (int i = 0; i < batch; i++)
-        {
-            records.next().timestamp(System.currentTimeMillis()).key("").putPayload(payload, 0, payload.length);
-        }
-        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength()];
-        buffer.getBytes(0, bytes);
-        return new MessageWriter()
-        {
-            public int encodedLength()
-            {
-                return bytes.length;
-            }
-
-            public void write(final MutableDirectBuffer target, final int offset)
-            {
-                target.putBytes(offset, bytes);
-            }
-        };
+        return AppendRequests.encode(1, batch, RECORD_BYTES, i -> "", i -> payload);
     }
 
     // ------------------------------------------------------------------------------------------- bare Ratis
