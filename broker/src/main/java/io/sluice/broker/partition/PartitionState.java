@@ -267,18 +267,25 @@ public final class PartitionState implements PartitionBackfills.StateView
         final int count = records.count();
         final long firstPosition = appliedPosition + 1;
         appliedPosition += count;
-        if (index <= log.lastRaftIndex())
+        final long held = log.lastPosition();
+        if (appliedPosition <= held)
         {
             // Applied again after a restart: the records are already in the log.
             return NO_REPLY;
         }
-        checkAppliedPosition(log, firstPosition);
+        checkAppliedPosition(log, firstPosition, held);
+        long position = firstPosition;
         for (final AppendEntryDecoder.RecordsDecoder record : records)
         {
             final long timestamp = record.timestamp();
             final int keyLength = record.keyLength();
+            // Wrapped even when skipped: the decoder finds the next record only past this one's var data.
             record.wrapKey(keyView);
             record.wrapPayload(payloadView);
+            if (position++ <= held)
+            {
+                continue;
+            }
             log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
         }
         log.flushWrites();
@@ -294,7 +301,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     private byte[] onIdempotentAppend(final long index, final IdempotentAppendEntryDecoder decoder) throws IOException
     {
         final RecordLog log = this.log;
-        final boolean inLog = index <= log.lastRaftIndex();
         idempotency.advanceClock(decoder.timestampMs());
         final long nowMs = idempotency.clockMs();
         final IdempotentAppendEntryDecoder.BatchesDecoder batches = decoder.batches();
@@ -340,9 +346,11 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         // Applied again after a restart with its records in the log already: positions were counted above, the
         // ids remembered with them, and nothing is written again.
-        if (!inLog)
+        final long held = log.lastPosition();
+        if (appliedPosition > held)
         {
-            checkAppliedPosition(log, firstPosition);
+            checkAppliedPosition(log, firstPosition, held);
+            long position = firstPosition;
             final IdempotentAppendEntryDecoder.RecordsDecoder records = decoder.records();
             int batchIndex = 0;
             int leftInBatch = batchCount == 0 ? 0 : batchRecordCounts[0];
@@ -358,7 +366,7 @@ public final class PartitionState implements PartitionBackfills.StateView
                 final int keyLength = record.keyLength();
                 record.wrapKey(keyView);
                 record.wrapPayload(payloadView);
-                if (batchAppends[batchIndex])
+                if (batchAppends[batchIndex] && position++ > held)
                 {
                     log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
                     written = true;
@@ -373,9 +381,19 @@ public final class PartitionState implements PartitionBackfills.StateView
         return batchesReply.bytes();
     }
 
-    private void checkAppliedPosition(final RecordLog log, final long firstPosition)
+    /**
+     * Records are skipped by position, not by Raft index: a crash can leave only the first records of an entry
+     * in the log (a segment rolled inside the entry, or a torn write), and applied again the entry must write the
+     * rest rather than count the whole entry as held.
+     */
+    private void checkAppliedPosition(final RecordLog log, final long firstPosition, final long held)
     {
-        if (log.lastPosition() + 1 != firstPosition)
+        if (firstPosition <= held)
+        {
+            LOG.info("partition {} on broker {}: the log holds positions {}..{} of an entry applied again, " +
+                "writing the rest of it", partitionId, brokerId, firstPosition, held);
+        }
+        else if (held + 1 != firstPosition)
         {
             // Cannot happen while replays count positions as first given; log it loudly rather than hide it.
             LOG.error("partition {} on broker {}: applied positions expected {} next, the log has {} next",

@@ -262,6 +262,28 @@ class PartitionStateTest
     }
 
     @Test
+    void anAppendEntryACrashLeftHalfWrittenIsCompletedWhenAppliedAgain() throws IOException
+    {
+        state.apply(5, append("a=one", "b=two", "c=six"));
+        state.apply(6, idempotentAppend(1_000,
+            new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "d=ten", "e=elf")));
+        // A crash left the log holding only the first record (a segment rolled inside the entry, or a torn write):
+        // the entries carrying the rest are applied again on restart and must write it.
+        state.closeLog();
+        keepOnlyTheFirstFrame();
+        final PartitionState restarted = restart(state, null, false);
+        assertThat(records(restarted.recordLog())).containsExactly("1:a=one");
+
+        restarted.apply(5, append("a=one", "b=two", "c=six"));
+        restarted.apply(6, idempotentAppend(1_000,
+            new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "d=ten", "e=elf")));
+
+        assertThat(records(restarted.recordLog()))
+            .containsExactly("1:a=one", "2:b=two", "3:c=six", "4:d=ten", "5:e=elf");
+        assertThat(answered(restarted.apply(7, append("f=end")))).containsExactly("6+1 APPENDED");
+    }
+
+    @Test
     void anIdempotentAppendAppliedAgainAfterARestartAnswersThePositionsItFirstGot() throws IOException
     {
         state.apply(2, append("x=zero"));
@@ -355,6 +377,19 @@ class PartitionStateTest
             batches.add(outcomes.firstPosition(i) + "+" + outcomes.recordCount(i) + " " + outcomes.outcome(i));
         }
         return batches;
+    }
+
+    /** Cuts the record log's only segment after its first frame, as a crash inside an entry's write leaves it. */
+    private void keepOnlyTheFirstFrame() throws IOException
+    {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir))
+        {
+            final Path segment = files.filter((p) -> p.getFileName().toString().startsWith("segment-")).findFirst()
+                .orElseThrow();
+            final byte[] bytes = java.nio.file.Files.readAllBytes(segment);
+            final int firstFrame = 4 + new org.agrona.concurrent.UnsafeBuffer(bytes).getInt(0);
+            java.nio.file.Files.write(segment, java.util.Arrays.copyOf(bytes, firstFrame));
+        }
     }
 
     private PartitionState restart(final PartitionState before, final PartitionSnapshot snapshot, final boolean withBackfills)
