@@ -8,6 +8,7 @@ import io.sluice.broker.partition.AppendBatcher;
 import io.sluice.broker.partition.AppendEntries;
 import io.sluice.broker.partition.Partition;
 import io.sluice.broker.partition.PartitionException;
+import io.sluice.broker.partition.RebalanceOutcome;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestDecoder;
@@ -43,6 +44,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
 
 /**
  * The broker's command, admin and topology API: decodes each request (once, with reusable decoders per I/O
@@ -404,16 +406,10 @@ public final class CommandApi implements RequestHandler
             return;
         }
         final boolean leaderAsked = leaderTargeted == BooleanType.TRUE.value();
-        final CompletableFuture<Void> changed;
-        try
+        final CompletableFuture<Void> changed =
+            onAdminExecutor(partitionId, response, () -> partition.changeExportingState(target, version, leaderAsked));
+        if (changed == null)
         {
-            changed = CompletableFuture.supplyAsync(
-                () -> partition.changeExportingState(target, version, leaderAsked), adminExecutor).thenCompose((f) -> f);
-        }
-        catch (final RejectedExecutionException e)
-        {
-            response.respond(ErrorResponseWriter.of(ErrorCode.UNAVAILABLE, partitionId, ErrorResponseWriter.NO_LEADER,
-                "partition " + partitionId + " on broker " + brokerId + ": broker is shutting down"));
             return;
         }
         changed.whenComplete((ignored, error) ->
@@ -446,7 +442,16 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
-        partition.rebalance(Duration.ofMillis(timeoutMs)).whenComplete((outcome, error) ->
+        // On the admin executor: a transfer first stops the partition's exporters, which waits for an export in
+        // flight and closes the sinks (a Kafka producer's close can block), and this I/O thread serves every other
+        // request of the connection meanwhile.
+        final CompletableFuture<RebalanceOutcome> rebalanced =
+            onAdminExecutor(partitionId, response, () -> partition.rebalance(Duration.ofMillis(timeoutMs)));
+        if (rebalanced == null)
+        {
+            return;
+        }
+        rebalanced.whenComplete((outcome, error) ->
         {
             if (error != null)
             {
@@ -493,6 +498,25 @@ public final class CommandApi implements RequestHandler
                 distribution.partitionCount() + ")"));
         }
         return null;
+    }
+
+    /**
+     * Starts {@code work} on the admin executor, off the transport's I/O thread; answers UNAVAILABLE and returns
+     * null when the broker is shutting down (the executor refuses work).
+     */
+    private <T> CompletableFuture<T> onAdminExecutor(
+        final int partitionId, final ResponseChannel response, final Supplier<CompletableFuture<T>> work)
+    {
+        try
+        {
+            return CompletableFuture.supplyAsync(work, adminExecutor).thenCompose((f) -> f);
+        }
+        catch (final RejectedExecutionException e)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.UNAVAILABLE, partitionId, ErrorResponseWriter.NO_LEADER,
+                "partition " + partitionId + " on broker " + brokerId + ": broker is shutting down"));
+            return null;
+        }
     }
 
     private void respondError(final ResponseChannel response, final int partitionId, final Throwable error)
