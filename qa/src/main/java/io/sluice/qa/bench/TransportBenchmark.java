@@ -4,7 +4,6 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -54,7 +53,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 
 /**
  * Request round trips per second over ONE connection: the SBE/Netty transport (AdminRequest answered by an
@@ -131,74 +129,12 @@ public final class TransportBenchmark
         }
     }
 
-    /**
-     * One side of the comparison: keeps {@code window} requests in flight for a while and counts answers. Both
-     * sides measure the same way; each only sends its requests and reports every answer to {@link #answered}.
-     */
-    private abstract static class Round implements AutoCloseable
+    /** One side of the comparison: keeps {@code window} requests in flight for a while and counts answers. */
+    private interface Round extends AutoCloseable
     {
-        private final String name;
-        private final int window;
-        private final AtomicLong completed = new AtomicLong();
-        private final AtomicLong failed = new AtomicLong();
-        private volatile boolean running;
-        private volatile CountDownLatch drained;
+        Sample measure(Duration duration) throws Exception;
 
-        Round(final String name, final int window)
-        {
-            this.name = name;
-            this.window = window;
-        }
-
-        final Sample measure(final Duration duration) throws Exception
-        {
-            completed.set(0);
-            failed.set(0);
-            drained = new CountDownLatch(window);
-            running = true;
-            final long start = System.nanoTime();
-            final long cpuStart = Stats.processCpuNs();
-            sendWindow(window);
-            Thread.sleep(duration.toMillis());
-            final long count = completed.get();
-            final long elapsed = System.nanoTime() - start;
-            final long cpu = Stats.processCpuNs() - cpuStart;
-            running = false;
-            if (!drained.await(30, TimeUnit.SECONDS))
-            {
-                throw new IllegalStateException(name + ": requests in flight did not drain");
-            }
-            if (failed.get() > 0)
-            {
-                throw new IllegalStateException(name + ": " + failed.get() + " requests failed");
-            }
-            return Sample.of(count, elapsed, cpu);
-        }
-
-        /** Puts the first {@code count} requests in flight; each answer's {@link #answered} sends the next. */
-        abstract void sendWindow(int count);
-
-        /**
-         * Counts an answer ({@code failure}: a wrong one, which fails the measurement) and returns whether the
-         * caller sends the next request in its place: while measuring, after an answer that came at all
-         * ({@code canContinue}); otherwise its slot of the window is drained.
-         */
-        final boolean answered(final boolean failure, final boolean canContinue)
-        {
-            if (failure)
-            {
-                failed.incrementAndGet();
-            }
-            completed.incrementAndGet();
-            if (running && canContinue)
-            {
-                return true;
-            }
-            drained.countDown();
-            return false;
-        }
-
-        public abstract void close();
+        void close();
     }
 
     /** AdminRequest encoding: one reusable writer per thread, since the transport encodes on the calling thread. */
@@ -263,18 +199,23 @@ public final class TransportBenchmark
         }
     }
 
-    private static final class ProjectRound extends Round
+    private static final class ProjectRound implements Round
     {
+        private final int window;
         private final TransportServer server;
         private final TransportClient client;
         private final InetSocketAddress address;
         private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
         private final AdminResponseDecoder responseDecoder = new AdminResponseDecoder();
+        private final AtomicLong completed = new AtomicLong();
+        private final AtomicLong failed = new AtomicLong();
         private final java.util.function.BiConsumer<DirectBuffer, Throwable> onAnswer = this::onAnswer;
+        private volatile boolean running;
+        private volatile CountDownLatch drained;
 
         ProjectRound(final int window, final ClusterTls tls)
         {
-            super("project transport", window);
+            this.window = window;
             final TransportConfig config = TransportConfig.defaults();
             this.server = TransportServer.start(new InetSocketAddress("127.0.0.1", 0), new AdminHandler(), config,
                 ConnectionLimits.defaults(), tls);
@@ -282,12 +223,32 @@ public final class TransportBenchmark
             this.address = InetSocketAddress.createUnresolved("127.0.0.1", server.localAddress().getPort());
         }
 
-        void sendWindow(final int count)
+        public Sample measure(final Duration duration) throws Exception
         {
-            for (int i = 0; i < count; i++)
+            completed.set(0);
+            failed.set(0);
+            drained = new CountDownLatch(window);
+            running = true;
+            final long start = System.nanoTime();
+            final long cpuStart = Stats.processCpuNs();
+            for (int i = 0; i < window; i++)
             {
                 sendNext();
             }
+            Thread.sleep(duration.toMillis());
+            final long count = completed.get();
+            final long elapsed = System.nanoTime() - start;
+            final long cpu = Stats.processCpuNs() - cpuStart;
+            running = false;
+            if (!drained.await(30, TimeUnit.SECONDS))
+            {
+                throw new IllegalStateException("project transport: requests in flight did not drain");
+            }
+            if (failed.get() > 0)
+            {
+                throw new IllegalStateException("project transport: " + failed.get() + " requests failed");
+            }
+            return Sample.of(count, elapsed, cpu);
         }
 
         private void sendNext()
@@ -298,11 +259,18 @@ public final class TransportBenchmark
 
         private void onAnswer(final DirectBuffer answer, final Throwable error)
         {
-            final boolean failure =
-                error != null || responseDecoder.wrapAndApplyHeader(answer, 0, headerDecoder).partitionId() != 7;
-            if (answered(failure, error == null))
+            if (error != null || responseDecoder.wrapAndApplyHeader(answer, 0, headerDecoder).partitionId() != 7)
+            {
+                failed.incrementAndGet();
+            }
+            completed.incrementAndGet();
+            if (running && error == null)
             {
                 sendNext();
+            }
+            else
+            {
+                drained.countDown();
             }
         }
 
@@ -314,57 +282,95 @@ public final class TransportBenchmark
     }
 
     /** The baseline: a length-prefixed echo in plain Netty, one connection, the same window. */
-    private static final class RawRound extends Round
+    private static final class RawRound implements Round
     {
+        private final int window;
         private final EventLoopGroup serverGroup = group(1);
         private final EventLoopGroup bossGroup = group(1);
         private final EventLoopGroup clientGroup = group(1);
         private final Channel serverChannel;
         private final Channel clientChannel;
+        private final AtomicLong completed = new AtomicLong();
+        private volatile boolean running;
+        private volatile CountDownLatch drained;
         private long correlationId;
 
         RawRound(final int window) throws InterruptedException
         {
-            super("raw echo", window);
+            this.window = window;
             serverChannel = new ServerBootstrap()
                 .group(bossGroup, serverGroup)
                 .channel(Epoll.isAvailable() ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(framed(() -> new ChannelInboundHandlerAdapter()
+                .childHandler(new ChannelInitializer<SocketChannel>()
                 {
-                    public void channelRead(final ChannelHandlerContext ctx, final Object msg)
+                    protected void initChannel(final SocketChannel ch)
                     {
-                        ctx.writeAndFlush(msg, ctx.voidPromise());
+                        ch.pipeline().addLast(new FlushConsolidationHandler(256, true), frameDecoder(),
+                            new ChannelInboundHandlerAdapter()
+                            {
+                                public void channelRead(final ChannelHandlerContext ctx, final Object msg)
+                                {
+                                    ctx.writeAndFlush(msg, ctx.voidPromise());
+                                }
+                            });
                     }
-                }))
+                })
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
             clientChannel = new Bootstrap()
                 .group(clientGroup)
                 .channel(Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true)
-                .handler(framed(() -> new ChannelInboundHandlerAdapter()
+                .handler(new ChannelInitializer<SocketChannel>()
                 {
-                    public void channelRead(final ChannelHandlerContext ctx, final Object msg)
+                    protected void initChannel(final SocketChannel ch)
                     {
-                        ReferenceCountUtil.release(msg);
-                        if (answered(false, true))
-                        {
-                            sendNext(ctx.channel());
-                        }
+                        ch.pipeline().addLast(new FlushConsolidationHandler(256, true), frameDecoder(),
+                            new ChannelInboundHandlerAdapter()
+                            {
+                                public void channelRead(final ChannelHandlerContext ctx, final Object msg)
+                                {
+                                    ReferenceCountUtil.release(msg);
+                                    completed.incrementAndGet();
+                                    if (running)
+                                    {
+                                        sendNext(ctx.channel());
+                                    }
+                                    else
+                                    {
+                                        drained.countDown();
+                                    }
+                                }
+                            });
                     }
-                }))
+                })
                 .connect(serverChannel.localAddress()).sync().channel();
         }
 
-        void sendWindow(final int count)
+        public Sample measure(final Duration duration) throws Exception
         {
+            completed.set(0);
+            drained = new CountDownLatch(window);
+            running = true;
+            final long start = System.nanoTime();
+            final long cpuStart = Stats.processCpuNs();
             clientChannel.eventLoop().execute(() ->
             {
-                for (int i = 0; i < count; i++)
+                for (int i = 0; i < window; i++)
                 {
                     sendNext(clientChannel);
                 }
             });
+            Thread.sleep(duration.toMillis());
+            final long count = completed.get();
+            final long elapsed = System.nanoTime() - start;
+            final long cpu = Stats.processCpuNs() - cpuStart;
+            running = false;
+            if (!drained.await(30, TimeUnit.SECONDS))
+            {
+                throw new IllegalStateException("raw echo: requests in flight did not drain");
+            }
+            return Sample.of(count, elapsed, cpu);
         }
 
         /** A frame of the same size as the project's request: length, correlation id, 25 bytes of message. */
@@ -378,21 +384,9 @@ public final class TransportBenchmark
             channel.writeAndFlush(frame, channel.voidPromise());
         }
 
-        /**
-         * Both ends' pipeline: the project's flush consolidation and length-prefixed frames, then {@code handler}
-         * (a new one per channel, as Netty handlers without {@code @Sharable} must be).
-         */
-        private static ChannelInitializer<SocketChannel> framed(final Supplier<ChannelHandler> handler)
+        private static LengthFieldBasedFrameDecoder frameDecoder()
         {
-            return new ChannelInitializer<>()
-            {
-                protected void initChannel(final SocketChannel ch)
-                {
-                    final LengthFieldBasedFrameDecoder frames =
-                        new LengthFieldBasedFrameDecoder(ByteOrder.LITTLE_ENDIAN, MAX_FRAME_LENGTH + 4, 0, 4, 0, 0, true);
-                    ch.pipeline().addLast(new FlushConsolidationHandler(256, true), frames, handler.get());
-                }
-            };
+            return new LengthFieldBasedFrameDecoder(ByteOrder.LITTLE_ENDIAN, MAX_FRAME_LENGTH + 4, 0, 4, 0, 0, true);
         }
 
         private static EventLoopGroup group(final int threads)
