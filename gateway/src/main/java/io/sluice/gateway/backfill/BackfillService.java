@@ -36,6 +36,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntFunction;
 
 /**
  * Reset an exporter to the latest positions and backfill the skipped ranges (issue 6): validation, planning,
@@ -365,7 +366,7 @@ public class BackfillService
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         for (final BackfillPlan.Partition target : targets)
         {
-            pending.put(target.partitionId(), startOn(target, target.leaderId(), backfillId, plan.exporterId(), true));
+            pending.put(target.partitionId(), startOn(target, backfillId, plan.exporterId()));
         }
         return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
         {
@@ -398,25 +399,16 @@ public class BackfillService
     }
 
     /**
-     * Registers the partition's part of the backfill on {@code leaderId}. A leader that moved since the plan
-     * answers NOT_LEADER and registered nothing; the start then goes once to the leader it names, which
-     * registers the range from its own replicated positions, so the partition is not left out of the reset.
+     * Registers the partition's part of the backfill on its leader. A leader that moved since the plan answers
+     * NOT_LEADER and registers nothing; the start then goes to the leader it names, which registers the range from
+     * its own replicated positions, so the partition is not left out of the reset.
      */
-    private CompletableFuture<PartitionAnswer> startOn(final BackfillPlan.Partition target, final int leaderId,
-        final String backfillId, final String exporterId, final boolean followLeaderHint)
+    private CompletableFuture<PartitionAnswer> startOn(
+        final BackfillPlan.Partition target, final String backfillId, final String exporterId)
     {
-        return answerOf(target.partitionId(), leaderId, client.start(leaderId, target.partitionId(), backfillId,
-            exporterId, target.taskCount(), target.firstTaskId(), requestTimeout)).thenCompose(answer ->
-            {
-                if (followLeaderHint && answer.code() == ErrorCode.NOT_LEADER && answer.leaderHint() >= 0 &&
-                    answer.leaderHint() != leaderId)
-                {
-                    LOG.info("backfill {} of exporter {}: partition {} moved from broker {} to broker {}, registering there",
-                        backfillId, exporterId, target.partitionId(), leaderId, answer.leaderHint());
-                    return startOn(target, answer.leaderHint(), backfillId, exporterId, false);
-                }
-                return CompletableFuture.completedFuture(answer);
-            });
+        return askLeader(target.partitionId(), target.leaderId(), "registering " + backfillId + " of exporter " +
+            exporterId, (leaderId) -> client.start(leaderId, target.partitionId(), backfillId, exporterId,
+            target.taskCount(), target.firstTaskId(), requestTimeout));
     }
 
     private static HttpStatus statusOf(final List<PartitionAnswer> failed, final boolean allFailed)
@@ -475,7 +467,8 @@ public class BackfillService
         final Map<Integer, Integer> leaders = leaders();
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         leaders.forEach((partitionId, leaderId) -> pending.put(partitionId,
-            answerOf(partitionId, leaderId, client.cancel(leaderId, partitionId, backfillId, requestTimeout))));
+            askLeader(partitionId, leaderId, "cancelling " + backfillId,
+                (broker) -> client.cancel(broker, partitionId, backfillId, requestTimeout))));
         return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
         {
             final Map<Integer, PartitionAnswer> answers = new TreeMap<>();
@@ -521,8 +514,10 @@ public class BackfillService
 
     // ------------------------------------------------------------------------------------------ fan-out
 
-    /** One partition's answer: its tasks, or what went wrong asking its leader. */
-    /** One partition's answer; {@code leaderHint} is the leader a NOT_LEADER answer named, or -1. */
+    /**
+     * One partition's answer: its tasks, or what went wrong asking its leader; {@code leaderHint} is the leader a
+     * NOT_LEADER answer named, or -1.
+     */
     record PartitionAnswer(
         int partitionId, List<BackfillTaskStatus> tasks, String error, ErrorCode code, boolean timedOut, int leaderHint)
     {
@@ -533,12 +528,33 @@ public class BackfillService
     {
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         leaders.forEach((partitionId, leaderId) -> pending.put(partitionId,
-            answerOf(partitionId, leaderId, client.status(leaderId, partitionId, backfillId, requestTimeout))));
+            askLeader(partitionId, leaderId, "asking for backfills",
+                (broker) -> client.status(broker, partitionId, backfillId, requestTimeout))));
         return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
         {
             final Map<Integer, PartitionAnswer> answers = new TreeMap<>();
             pending.forEach((partitionId, future) -> answers.put(partitionId, future.join()));
             return answers;
+        });
+    }
+
+    /**
+     * Asks the partition's leader as the topology last saw it. Leaders move (automatic balance, a restart) between
+     * the topology poll and the request; a NOT_LEADER answer naming another broker is asked there once instead of
+     * failing the whole call. Never fails: see {@link #answerOf}.
+     */
+    private CompletableFuture<PartitionAnswer> askLeader(final int partitionId, final int leaderId, final String what,
+        final IntFunction<CompletableFuture<List<BackfillTaskStatus>>> request)
+    {
+        return answerOf(partitionId, leaderId, request.apply(leaderId)).thenCompose(answer ->
+        {
+            if (answer.code() == ErrorCode.NOT_LEADER && answer.leaderHint() >= 0 && answer.leaderHint() != leaderId)
+            {
+                LOG.info("{}: partition {} moved from broker {} to broker {}, asking there", what, partitionId, leaderId,
+                    answer.leaderHint());
+                return answerOf(partitionId, answer.leaderHint(), request.apply(answer.leaderHint()));
+            }
+            return CompletableFuture.completedFuture(answer);
         });
     }
 

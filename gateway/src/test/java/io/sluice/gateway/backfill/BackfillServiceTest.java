@@ -288,6 +288,51 @@ class BackfillServiceTest
     }
 
     @Test
+    void aLeaderThatMovedBeforeTheValidationIsAskedWhereItMoved()
+    {
+        // Partition 3's leader moved from broker 2 to broker 0 between the topology poll and the validation's
+        // query: broker 2 names broker 0, which is asked instead, and the start goes through.
+        cluster.responder = call -> call.brokerId() == 2 && call.partitionId() == 3 ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 0, "not leader")) :
+            cluster.answerAsLeader(call);
+
+        final BackfillView view = service.start("file", null).join();
+
+        assertThat(view.unavailablePartitions()).isEmpty();
+        assertThat(view.ranges()).extracting(BackfillView.Range::partitionId).containsExactly(1, 2, 3, 4, 5, 6);
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == STATUS && c.partitionId() == 3)
+            .extracting(FakeBackfillCluster.Call::brokerId).containsExactly(2, 0);
+    }
+
+    @Test
+    void aRunningBackfillOnALeaderThatMovedIsStill409()
+    {
+        cluster.hold(FakeBackfillCluster.task(3, "running", 1, BackfillState.RUNNING, 1, 100, 50));
+        cluster.responder = call -> call.brokerId() == 2 && call.partitionId() == 3 ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 0, "not leader")) :
+            cluster.answerAsLeader(call);
+
+        assertRefused(service.start("file", null), HttpStatus.CONFLICT, "has a backfill still running: running");
+        assertThat(cluster.sent(START)).isZero();
+    }
+
+    @Test
+    void aCancelFollowsALeaderThatMoved()
+    {
+        final BackfillView started = service.start("file", "6").join();
+        cluster.responder = call -> call.kind() == CANCEL && call.brokerId() == 2 && call.partitionId() == 3 ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 0, "not leader")) :
+            cluster.answerAsLeader(call);
+
+        final BackfillView cancelled = service.cancel(started.backfillId()).join();
+
+        assertThat(cancelled.unavailablePartitions()).isEmpty();
+        assertThat(cancelled.state()).isEqualTo("CANCELLED");
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == CANCEL && c.partitionId() == 3)
+            .extracting(FakeBackfillCluster.Call::brokerId).containsExactly(2, 0);
+    }
+
+    @Test
     void aBackfillViewSumsUpTheLeadersTasks()
     {
         cluster.hold(FakeBackfillCluster.task(1, "b", 1, BackfillState.SUCCEEDED, 1, 100, 100));
