@@ -55,15 +55,20 @@ public final class SluiceProcess
         this.pidFile = pidFile;
     }
 
-    /** The {@code java} command line for {@code sluice.jar MODE args...} with the given JVM options. */
+    /**
+     * The {@code java} command line for {@code sluice.jar MODE args...} with the given JVM options, started from the
+     * jar's class data sharing archive ({@link ClassDataSharing}).
+     */
     public static List<String> javaCommand(
         final Path jar, final List<String> jvmOptions, final String mode, final List<String> args)
     {
         final List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
+        final ClassDataSharing.Launch launch = ClassDataSharing.launchOf(jar);
+        command.addAll(launch.jvmOptions());
         command.add("-jar");
-        command.add(jar.toString());
+        command.add(launch.jar().toString());
         if (mode != null)
         {
             command.add(mode);
