@@ -54,7 +54,8 @@ class BrokerCatchUpTest
         await("emptied broker caught up").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
             .until(() -> caughtUp.lastPosition() == 500);
         assertThat(caughtUp.exportedPosition()).isZero();
-        assertThat(caughtUp.exportingState()).isEqualTo(ExportingState.SOFT_PAUSED);
+        assertThat(cluster.brokers[emptied].partition(partitionId).exporting().heldState())
+            .isEqualTo(ExportingState.SOFT_PAUSED);
         // It holds every record no exporter acknowledged, readable by position.
         assertThat(caughtUp.recordLog().firstPosition()).isEqualTo(1L);
         long next = 1;

@@ -58,8 +58,8 @@ class BrokerRefusesForgedRequestsTest
         }
         for (final int b : cluster.distribution.replicasOf(PARTITION))
         {
-            assertThat(cluster.brokers[b].partition(PARTITION).state().exportingStateVersion()).isZero();
-            assertThat(cluster.brokers[b].partition(PARTITION).state().exportingState())
+            assertThat(cluster.brokers[b].partition(PARTITION).exporting().version()).isZero();
+            assertThat(cluster.brokers[b].partition(PARTITION).exporting().heldState())
                 .isEqualTo(ExportingState.EXPORTING);
         }
 
@@ -81,7 +81,7 @@ class BrokerRefusesForgedRequestsTest
         cluster.stopBroker(leader);
         cluster.startBroker(leader);
         cluster.awaitLeader(PARTITION);
-        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion())
+        assertThat(cluster.brokers[leader].partition(PARTITION).exporting().version())
             .isEqualTo(pauseVersion + 1);
     }
 

@@ -90,7 +90,8 @@ class WipedReplicaCatchUpTest
         for (int b = 0; b < 3; b++)
         {
             final PartitionState replica = cluster.brokers[b].partition(partitionId).state();
-            assertThat(replica.exportingState()).as("broker " + b).isEqualTo(ExportingState.PAUSED);
+            assertThat(cluster.brokers[b].partition(partitionId).exporting().heldState()).as("broker " + b)
+                .isEqualTo(ExportingState.PAUSED);
             assertThat(replica.exportedPosition()).as("broker " + b).isZero();
         }
     }
@@ -128,7 +129,7 @@ class WipedReplicaCatchUpTest
         await("wiped broker " + wiped + " caught up with leader " + leader).atMost(Duration.ofSeconds(60))
             .pollInterval(Duration.ofMillis(100))
             .until(() -> rejoined.lastPosition() == records);
-        assertThat(rejoined.exportingState()).isEqualTo(ExportingState.PAUSED);
+        assertThat(cluster.brokers[wiped].partition(partitionId).exporting().heldState()).isEqualTo(ExportingState.PAUSED);
         assertThat(rejoined.exportedPosition()).isZero();
         assertThat(rejoined.recordLog().firstPosition()).isEqualTo(1L);
         assertThat(cluster.leaderOf(partitionId)).isEqualTo(leader);

@@ -5,7 +5,7 @@ import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.broker.partition.Partition;
+import io.sluice.broker.control.ExportingChange;
 import io.sluice.gateway.broker.SbeBrokerClient;
 import io.sluice.gateway.exporting.ExportingControlService;
 import io.sluice.gateway.exporting.ExportingOperationResult;
@@ -250,9 +250,9 @@ public final class PauseFanoutBenchmark
     }
 
     /**
-     * p50 of committing and applying one exporting-state entry in every partition at once, proposed in-process on
-     * each partition's leader: the Raft cost a fan-out over all pairs cannot go below. Runs last on a cluster,
-     * because its versions outrank any the gateway's service would pick afterwards.
+     * p50 of committing one exporting operation for every partition in the control group, proposed in-process on
+     * the broker that leads it, until every broker's replica applied it: the Raft cost a fan-out over all pairs cannot
+     * go below. Runs last on a cluster, because its versions outrank any the gateway's service would pick afterwards.
      */
     private static double measureLeaderCommits(
         final BenchmarkRun run, final List<Broker> brokers, final int partitionCount, final int samples) throws Exception
@@ -263,23 +263,26 @@ public final class PauseFanoutBenchmark
         {
             for (int attempt = 1; ; attempt++)
             {
-                final List<Partition> leaders = leaders(brokers, partitionCount);
+                final Broker leader = controlLeader(brokers);
                 final ExportingState state = i % 2 == 0 ? ExportingState.PAUSED : ExportingState.EXPORTING;
                 final long sampleVersion = ++version;
+                final int anyPartition = leader.partitions().keySet().iterator().next();
                 final long startNs = System.nanoTime();
-                final CompletableFuture<?>[] commits = leaders.stream()
-                    .map(leader -> leader.changeExportingState(state, sampleVersion, false))
-                    .toArray(CompletableFuture[]::new);
+                final CompletableFuture<?> committed = leader.exportingControl()
+                    .change(anyPartition, ExportingChange.ofAll(sampleVersion, state), false)
+                    .thenCompose((ignored) -> CompletableFuture.allOf(brokers.stream()
+                        .map((b) -> b.control().state().awaitVersion(partitionCount, sampleVersion))
+                        .toArray(CompletableFuture[]::new)));
                 try
                 {
-                    CompletableFuture.allOf(commits).get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                    committed.get(2 * REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
                     ns[i] = System.nanoTime() - startNs;
                     break;
                 }
                 catch (final ExecutionException e)
                 {
                     failedAttempts++;
-                    run.log("leader commit attempt %d failed, not a sample: %s", attempt, e.getCause());
+                    run.log("control commit attempt %d failed, not a sample: %s", attempt, e.getCause());
                     if (attempt == MAX_ATTEMPTS)
                     {
                         throw e;
@@ -291,32 +294,22 @@ public final class PauseFanoutBenchmark
         return Stats.percentile(ns, 50) / 1e6;
     }
 
-    /** The leading replica of every partition, waiting (bounded) while one is being elected. */
-    private static List<Partition> leaders(final List<Broker> brokers, final int partitionCount) throws InterruptedException
+    /** The broker leading the control group, waiting (bounded) while one is being elected. */
+    private static Broker controlLeader(final List<Broker> brokers) throws InterruptedException
     {
         final long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         while (true)
         {
-            final List<Partition> leaders = new ArrayList<>();
-            for (int p = 1; p <= partitionCount; p++)
+            for (final Broker broker : brokers)
             {
-                for (final Broker broker : brokers)
+                if (broker.control().isLeader())
                 {
-                    final Partition replica = broker.partitions().get(p);
-                    if (replica != null && replica.notLeaderError() == null)
-                    {
-                        leaders.add(replica);
-                        break;
-                    }
+                    return broker;
                 }
-            }
-            if (leaders.size() == partitionCount)
-            {
-                return leaders;
             }
             if (System.nanoTime() > deadline)
             {
-                throw new IllegalStateException(leaders.size() + " of " + partitionCount + " partitions have a leader");
+                throw new IllegalStateException("no broker leads the control group");
             }
             Thread.sleep(50);
         }
