@@ -47,6 +47,8 @@ public final class ControlState
     private final Queue<VersionWaiter> waiters = new ConcurrentLinkedQueue<>();
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ExportingChangeEntryDecoder changeDecoder = new ExportingChangeEntryDecoder();
+    /** Exporting operations applied since this replica started, duplicates included (what a pause cost the group). */
+    private volatile long exportingChangesApplied;
 
     public ControlState(final int brokerId, final int partitionCount, final Listener listener)
     {
@@ -90,6 +92,7 @@ public final class ControlState
 
     private void onExportingChange(final long index, final ExportingChangeEntryDecoder entry)
     {
+        exportingChangesApplied++;
         final long version = entry.version();
         final ExportingState state;
         try
@@ -215,6 +218,15 @@ public final class ControlState
     public int partitionCount()
     {
         return partitionCount;
+    }
+
+    /**
+     * How many exporting operation entries this replica applied since it started (snapshots and replays after a
+     * restart included), duplicates of one operation counted each: one commit per operation is the aim.
+     */
+    public long exportingChangesApplied()
+    {
+        return exportingChangesApplied;
     }
 
     /** The partition's stamp; {@link ExportingStamp#INITIAL} for an id outside 1..partitionCount. */
