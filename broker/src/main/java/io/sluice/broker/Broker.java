@@ -82,6 +82,8 @@ public final class Broker implements AutoCloseable
     static final long AUTO_REBALANCE_INTERVAL_MS = 1_000;
     /** How long a preferred replica must stay in sync before its leadership goes back to it (see {@link PreferredLeaderWatch}). */
     static final java.time.Duration AUTO_REBALANCE_STABLE = java.time.Duration.ofSeconds(3);
+    /** Bound on handing the control group's leadership over when the broker stops (a transfer takes well under 1 s). */
+    static final Duration CONTROL_HANDOVER_BOUND = Duration.ofSeconds(3);
     /** A certificate expiring within this window is reported (health, metric, a warning a day). */
     public static final Duration CERTIFICATE_WARNING_WINDOW = Duration.ofDays(7);
 
@@ -512,6 +514,7 @@ public final class Broker implements AutoCloseable
             {
                 LOG.warn("broker {}: controlled shutdown failed, stopping anyway", config.nodeId(), e);
             }
+            control.handOverLeadership(CONTROL_HANDOVER_BOUND);
         }
         else
         {

@@ -16,6 +16,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -26,13 +27,16 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -280,6 +284,55 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
                 .build();
         }
         return raftClient;
+    }
+
+    /**
+     * Controlled shutdown: when this broker leads the group, hands the leadership to another voter that is in sync
+     * (trying each, at most {@code bound} in all), so pauses during a rolling restart do not wait out an election.
+     * Returns the new leader, or -1 when this broker did not lead or no voter took over.
+     */
+    public int handOverLeadership(final Duration bound)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || !division.getInfo().isLeader())
+        {
+            return -1;
+        }
+        final long deadline = System.nanoTime() + bound.toNanos();
+        for (final RaftPeer peer : division.getGroup().getPeers())
+        {
+            final long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (peer.getId().equals(selfId) || peer.getStartupRole() == RaftPeerRole.LISTENER || leftMs < 100)
+            {
+                continue;
+            }
+            try
+            {
+                final RaftClientReply reply = server.transferLeadershipAsync(
+                    new TransferLeadershipRequest(clientId, selfId, GROUP_ID,
+                        callIds.incrementAndGet(), peer.getId(), Math.min(leftMs, 2_000)))
+                    .get(Math.min(leftMs, 2_000) + 500, TimeUnit.MILLISECONDS);
+                if (reply.isSuccess())
+                {
+                    final int to = Partition.brokerIdOf(peer.getId());
+                    LOG.info("broker {}: handed the control group's leadership to broker {}", brokerId, to);
+                    return to;
+                }
+                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
+                    Partition.brokerIdOf(peer.getId()), reply.getException());
+            }
+            catch (final ExecutionException | TimeoutException | IOException e)
+            {
+                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
+                    Partition.brokerIdOf(peer.getId()), e.toString());
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+                return -1;
+            }
+        }
+        return -1;
     }
 
     // ------------------------------------------------------------------------------------------- catching up
