@@ -4,6 +4,7 @@ import io.sluice.broker.partition.ExportingStates;
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.concurrent.Futures;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
@@ -109,7 +110,20 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         this.clientProperties = clientProperties;
         this.clientParameters = clientParameters;
         this.state = new ControlState(brokerId, distribution.partitionCount(), listener);
-        this.stateMachine = new ControlStateMachine(brokerId, state, this::onReloaded);
+        this.stateMachine = new ControlStateMachine(brokerId, state, new ControlStateMachine.ReloadListener()
+        {
+            @Override
+            public void onReloading()
+            {
+                caughtUp = false;
+            }
+
+            @Override
+            public void onReloaded()
+            {
+                ControlGroup.this.onReloaded();
+            }
+        });
     }
 
     /**
@@ -387,10 +401,16 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
                 {
                     attempts = catchUpAttempts;
                 }
-                if (attempts == 1 || attempts % 20 == 0)
+                // At a cluster's start the first brokers wait for the others: say so once, warn if it lasts.
+                if (attempts == 1)
+                {
+                    LOG.info("broker {}: waiting for the control group to catch up with ({}); nothing is exported here " +
+                        "until then", brokerId, Futures.unwrap(failure).toString());
+                }
+                else if (attempts % 20 == 0)
                 {
                     LOG.warn("broker {}: control group replica not caught up yet ({} attempts; no control quorum?): {}; " +
-                        "nothing is exported here until it is", brokerId, attempts, failure.toString());
+                        "nothing is exported here until it is", brokerId, attempts, Futures.unwrap(failure).toString());
                 }
                 try
                 {

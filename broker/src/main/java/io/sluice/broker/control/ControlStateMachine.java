@@ -38,9 +38,13 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ControlStateMachine extends BaseStateMachine
 {
-    /** Told when the state was replaced by a snapshot installed from the leader (it may have moved by much). */
+    /** Told around a snapshot installed from the leader replacing the state (it may move by much). */
     public interface ReloadListener
     {
+        /** Before the state is replaced: what it holds is about to go. */
+        void onReloading();
+
+        /** After: the new state is in place. */
         void onReloaded();
     }
 
@@ -85,6 +89,7 @@ public final class ControlStateMachine extends BaseStateMachine
     public void pause()
     {
         // A snapshot from the leader is about to replace the directory; Ratis reloads only a PAUSED machine.
+        reloadListener.onReloading();
         getLifeCycle().transitionIfValid(LifeCycle.State.PAUSING);
         getLifeCycle().transitionIfValid(LifeCycle.State.PAUSED);
     }

@@ -66,8 +66,17 @@ public final class ExportingControl
         final ControlState state = control.state();
         final CompletableFuture<ExportingStamp> applied = state.stamp(partitionId).version() >= change.version() ?
             CompletableFuture.completedFuture(state.stamp(partitionId)) :
-            committed(partitionId, change, leaderTargeted).thenCompose((ignored) ->
-                state.awaitVersion(partitionId, change.version()));
+            committed(partitionId, change, leaderTargeted).handle((ignored, failure) -> failure)
+                .thenCompose((failure) ->
+                {
+                    // Another broker's entry of the same operation may have reached this replica meanwhile.
+                    final ExportingStamp held = state.stamp(partitionId);
+                    if (failure == null || held.version() >= change.version())
+                    {
+                        return state.awaitVersion(partitionId, change.version());
+                    }
+                    return CompletableFuture.failedFuture(failure);
+                });
         return applied
             .thenCompose((stamp) -> partition.exporting().awaitObeyed(stamp.state()))
             .orTimeout(adminTimeout.toMillis(), TimeUnit.MILLISECONDS)

@@ -45,7 +45,7 @@ class ControlGroupTest
 {
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
-    private static final int KILL_ROUNDS = 4;
+    private static final int KILL_ROUNDS = 5;
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
@@ -131,6 +131,11 @@ class ControlGroupTest
     @Order(3)
     void theControlLeaderKilledDuringAPauseLeavesA200503Or504AndAfterA200NothingIsExported() throws Exception
     {
+        // How long a pause takes here: the kills below land from its start to well after its answer.
+        final long startNs = System.nanoTime();
+        until200("timed pause", () -> cluster.client().pause());
+        final long pauseMs = Math.max(10, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
+        until200("resume", () -> cluster.client().resume());
         final List<Integer> statuses = new ArrayList<>();
         for (int round = 0; round < KILL_ROUNDS; round++)
         {
@@ -141,13 +146,14 @@ class ControlGroupTest
 
             final CompletableFuture<ExportingControlAnswer> pausing =
                 CompletableFuture.supplyAsync(() -> cluster.client().pause());
-            // Kill at a different point of the operation each round: before, while and after it commits.
-            Thread.sleep(round * 15L);
+            // Kill at a different point of the operation each round: before, while and after it commits and answers.
+            final long killAfterMs = round * pauseMs / 2;
+            Thread.sleep(killAfterMs);
             cluster.killBroker(leader);
             final ExportingControlAnswer pause = pausing.get(REQUEST_TIMEOUT.multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS);
             statuses.add(pause.status());
-            cluster.log("round " + round + ": control leader " + leader + " killed " + round * 15 + " ms into the pause, " +
-                "answered " + pause);
+            cluster.log("round " + round + ": control leader " + leader + " killed " + killAfterMs + " ms into the pause " +
+                "(one takes " + pauseMs + " ms), answered " + pause);
             assertThat(pause.status()).as("round %d: %s", round, pause).isIn(200, 503, 504);
 
             if (pause.status() == 200)
