@@ -55,9 +55,12 @@ final class PartitionsCommand implements Callable<Integer>
 
     private void printClusterView(final JsonNode view)
     {
+        final long controlLeader = view.path("controlLeaderId").asLong(-1);
         console.out().println("cluster: " + view.path("clusterSize").asString("?") + " brokers, "
             + view.path("partitionCount").asString("?") + " partitions, replication factor "
-            + view.path("replicationFactor").asString("?"));
+            + view.path("replicationFactor").asString("?")
+            + (view.has("controlLeaderId") ? ", control group " +
+                (controlLeader < 0 ? "without a leader" : "led by broker " + controlLeader) : ""));
         final Table brokers = new Table("BROKER", "ADDRESS", "REACHABLE", "LEADS", "PREFERRED FOR", "REASON");
         for (final JsonNode broker : view.path("brokers"))
         {

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PartitionsCommandTest
 {
     private static final String VIEW = "{\"clusterSize\": 3, \"partitionCount\": 1, \"replicationFactor\": 2,"
+        + " \"controlLeaderId\": 2,"
         + " \"brokers\": [{\"brokerId\": 0, \"address\": \"127.0.0.1:26501\", \"reachable\": true, \"reason\": null},"
         + " {\"brokerId\": 1, \"address\": \"127.0.0.1:26511\", \"reachable\": false, \"reason\": \"connection refused\"}],"
         + " \"partitions\": [{\"partitionId\": 1, \"leaderId\": 0, \"health\": \"DEGRADED\", \"replicas\": ["
@@ -30,7 +31,7 @@ class PartitionsCommandTest
 
             assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCode.SUCCEEDED);
             assertThat(run.out())
-                .contains("cluster: 3 brokers, 1 partitions, replication factor 2")
+                .contains("cluster: 3 brokers, 1 partitions, replication factor 2, control group led by broker 2")
                 .contains("connection refused");
             assertThat(run.out().lines().filter(line -> line.matches("1 +0 +DEGRADED +0 +LEADER +4 +yes +240 +118")))
                 .hasSize(1);
