@@ -29,7 +29,8 @@ import java.util.zip.CRC32C;
  * </pre>
  * The header is this class's; the body is the schema's, read and written only through its generated codecs at
  * the version and block length the header gives. Segments written before version 1 (no version field, the body's
- * fields in the header) are not read: data directories written before this layout are not opened.
+ * fields in the header) are not read: their frames look intact (the CRC covers the same bytes), and the log refuses
+ * to open a segment holding an intact frame it cannot read rather than cut it off.
  * <p>
  * {@link #wrap} a buffer at a frame's first byte, then get or put its fields; not thread-safe (one per user).
  */

@@ -170,9 +170,15 @@ public final class RecordLog implements AutoCloseable
         final int bodyVersion) throws IOException
     {
         final long position = lastPosition + 1;
-        claim(RecordFrame.frameLengthOfBody(length))
-            .putRecord(raftIndex, position, body, offset, length, bodyBlockLength, bodyVersion)
-            .crc(crc);
+        final RecordFrame frame = claim(RecordFrame.frameLengthOfBody(length));
+        try
+        {
+            frame.putRecord(raftIndex, position, body, offset, length, bodyBlockLength, bodyVersion).crc(crc);
+        }
+        catch (final InternalError e)
+        {
+            throw mappedWriteFailed(e);
+        }
         return appended(raftIndex);
     }
 
@@ -194,9 +200,16 @@ public final class RecordLog implements AutoCloseable
     {
         final int frameKeyLength = key == null || keyLength <= 0 ? RecordFrame.NO_KEY : keyLength;
         final long position = lastPosition + 1;
-        claim(RecordFrame.frameLength(frameKeyLength, payloadLength))
-            .putRecord(raftIndex, position, timestamp, key, keyOffset, frameKeyLength, payload, payloadOffset, payloadLength)
-            .crc(crc);
+        final RecordFrame frame = claim(RecordFrame.frameLength(frameKeyLength, payloadLength));
+        try
+        {
+            frame.putRecord(raftIndex, position, timestamp, key, keyOffset, frameKeyLength, payload, payloadOffset,
+                payloadLength).crc(crc);
+        }
+        catch (final InternalError e)
+        {
+            throw mappedWriteFailed(e);
+        }
         return appended(raftIndex);
     }
 
@@ -215,6 +228,17 @@ public final class RecordLog implements AutoCloseable
         }
         final long frameOffset = active.size + pendingBytes;
         return frame.wrap(active.writable(frameOffset + frameBytes, segmentSizeBytes), (int)frameOffset);
+    }
+
+    /**
+     * The JVM reports a fault on a mapped page (the file system could not back it: a full disk) as an
+     * {@code InternalError}; the caller gets the {@code IOException} a failed {@code write(2)} gave. The frame is not
+     * counted, and the next one overwrites it.
+     */
+    private IOException mappedWriteFailed(final InternalError e)
+    {
+        return new IOException("writing into " + segments.get(segments.size() - 1).file + " failed: " + e.getMessage() +
+            " (is the disk full?)", e);
     }
 
     /** Counts the frame just written into the active segment. */
@@ -447,13 +471,15 @@ public final class RecordLog implements AutoCloseable
                 {
                     break;
                 }
-                if (frame.version() != RecordFrame.VERSION)
+                if (frame.version() != RecordFrame.VERSION || !frame.isWellFormed())
                 {
-                    // Intact, but not a layout this broker reads: never cut off what a newer one may have written.
+                    // Intact, but not a frame this broker can read (another layout: an older broker's, which had no
+                    // version field, or a newer one's): stop rather than cut off what another version wrote.
                     throw new IOException("segment " + file + " holds a record frame of version " + frame.version() +
-                        " at offset " + offset + "; this broker reads version " + RecordFrame.VERSION);
+                        " at offset " + offset + " that this broker cannot read (it reads version " +
+                        RecordFrame.VERSION + "): written by another version of the broker?");
                 }
-                if (!frame.isWellFormed() || frame.position() != firstPosition + offsets.size())
+                if (frame.position() != firstPosition + offsets.size())
                 {
                     break;
                 }

@@ -259,8 +259,27 @@ class RecordLogTest
         Files.write(segment, bytes);
 
         assertThatThrownBy(() -> RecordLog.open(dir, 1 << 20, 0, 0)).isInstanceOf(IOException.class)
-            .hasMessageContaining("version 2");
+            .hasMessageContaining("version 2").hasMessageContaining("cannot read");
         assertThat(Files.readAllBytes(segment)).isEqualTo(bytes);
+    }
+
+    /**
+     * A segment as the log wrote it before frames had a version (two records of Raft entry 7, key "k1", then no key,
+     * payload {"a":1}): its CRCs cover the same bytes as a version 1 frame's, so its frames look intact; the open
+     * stops on them and leaves the file as it was, rather than cutting it off as a torn tail.
+     */
+    @Test
+    @Timeout(10)
+    void aSegmentWrittenBeforeFramesHadAVersionStopsTheOpenAndIsKept() throws IOException
+    {
+        final byte[] old = hex("2d0000002a03799b070000000000000001000000000000007b68e5cf8b010000020000006b3107000000" +
+            "7b2261223a317d2b000000fd88d85f070000000000000002000000000000007c68e5cf8b010000ffffffff070000007b2261223a317d");
+        final Path segment = dir.resolve("segment-00000000000000000001.log");
+        Files.write(segment, old);
+
+        assertThatThrownBy(() -> RecordLog.open(dir, 1 << 20, 0, 0)).isInstanceOf(IOException.class)
+            .hasMessageContaining("cannot read");
+        assertThat(Files.readAllBytes(segment)).isEqualTo(old);
     }
 
     private Path onlySegment() throws IOException
