@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.log.codecs.AppendBatchDecoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.protocol.codecs.ErrorCode;
@@ -21,9 +22,11 @@ import java.util.function.Function;
  * A batch arrives encoded in its own array ({@link AppendEntries#newBatch}); an entry is a view of it when alone and a
  * rope over the batches' arrays when merged: no batch is copied here.
  * <p>
- * When any batch of an entry carries an {@link AppendId}, the entry is an {@code IdempotentAppendEntry}: it lists
- * every batch (id or none) with its record count and the leader's clock, and the state machine answers per batch
- * (appended, a duplicate with the remembered positions, or a conflict). Thread-safe.
+ * When any batch of an entry carries an {@link AppendId}, the entry is an {@code IdempotentAppendEntry}: it carries
+ * the leader's clock (each batch carries its own id, or none, and record count), and the state machine answers per
+ * batch (appended, a duplicate with the remembered positions, or a conflict). Thread-safe: the queue and the
+ * in-flight count are guarded by the batcher's monitor; an entry is built and submitted outside it, by the thread
+ * that took its batches from the queue.
  */
 public final class AppendBatcher
 {
@@ -66,7 +69,8 @@ public final class AppendBatcher
      */
     CompletableFuture<AppendPositions> append(final byte[] batch)
     {
-        final Pending pending = new Pending(batch, AppendEntries.recordCount(batch), AppendEntries.hasId(batch),
+        final AppendBatchDecoder header = AppendEntries.batchHeader(batch);
+        final Pending pending = new Pending(batch, header.recordCount(), header.scope() != IdempotencyScope.NONE,
             new CompletableFuture<>());
         synchronized (this)
         {

@@ -90,18 +90,6 @@ public final class AppendEntries
         return batch;
     }
 
-    /** The number of records in a batch made by {@link #newBatch}. */
-    static int recordCount(final byte[] batch)
-    {
-        return batchHeader(batch).recordCount();
-    }
-
-    /** Whether a batch made by {@link #newBatch} carries an idempotency id. */
-    static boolean hasId(final byte[] batch)
-    {
-        return batchHeader(batch).scope() != IdempotencyScope.NONE;
-    }
-
     /** The bytes a batch takes in an entry: its header and records. */
     static int entryLength(final byte[] batch)
     {
@@ -156,7 +144,8 @@ public final class AppendEntries
         return ByteString.copyFrom(pieces);
     }
 
-    private static AppendBatchDecoder batchHeader(final byte[] batch)
+    /** The header of a batch made by {@link #newBatch}: its record count, id and scope. */
+    static AppendBatchDecoder batchHeader(final byte[] batch)
     {
         return new AppendBatchDecoder().wrapAndApplyHeader(new UnsafeBuffer(batch), ENTRY_HEADER_ROOM,
             new MessageHeaderDecoder());

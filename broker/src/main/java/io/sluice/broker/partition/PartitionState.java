@@ -224,78 +224,86 @@ public final class PartitionState implements PartitionBackfills.StateView
     // ---------------------------------------------------------------------------------------------- apply
 
     /**
-     * Applies one committed entry, the one at Raft index {@code index}, of which {@code buffer} holds exactly the
-     * bytes. Returns the reply for the proposer: an encoded {@code AppendResult} or {@code AppendBatchesResult}
-     * ({@link AppendReplies}) for appends, {@link #NO_REPLY} for the rest.
+     * Applies one committed entry, the one at Raft index {@code index}, whose bytes are the remaining bytes of
+     * {@code pieces}, in order (one buffer, or the pieces of a rope as the leader holds the entry it proposed). The
+     * buffers are only read, and no view of them outlives this call. Returns the reply for the proposer: an encoded
+     * {@code AppendResult} or {@code AppendBatchesResult} ({@link AppendReplies}) for appends, {@link #NO_REPLY} for
+     * the rest.
      *
      * @throws IOException when the entry is not one of this schema, or the record log cannot be written.
      */
-    public byte[] apply(final long index, final DirectBuffer buffer) throws IOException
-    {
-        return apply(index, entryBytes.wrap(buffer));
-    }
-
-    /**
-     * Applies one committed entry whose bytes are the remaining bytes of {@code pieces}, in order (one buffer, or the
-     * pieces of a rope as the leader holds the entry it proposed); otherwise as {@link #apply(long, DirectBuffer)}.
-     * The buffers are only read, and no view of them outlives this call.
-     */
     public byte[] apply(final long index, final List<ByteBuffer> pieces) throws IOException
-    {
-        return apply(index, entryBytes.wrap(pieces));
-    }
-
-    private byte[] apply(final long index, final EntryBytes bytes) throws IOException
     {
         try
         {
-            headerDecoder.wrap(bytes.view(entryView, 0, MessageHeaderDecoder.ENCODED_LENGTH, entryScratch), 0);
-            if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
-            {
-                throw new IOException("entry " + index + " has schema " + headerDecoder.schemaId());
-            }
-            final int offset = headerDecoder.encodedLength();
-            final int blockLength = headerDecoder.blockLength();
-            final int version = headerDecoder.version();
-            final int templateId = headerDecoder.templateId();
-            switch (templateId)
-            {
-                case AppendEntryDecoder.TEMPLATE_ID:
-                    return onAppend(index, appendReader.wrap(bytes, templateId, blockLength, version));
-                case IdempotentAppendEntryDecoder.TEMPLATE_ID:
-                    appendReader.wrap(bytes, templateId, blockLength, version);
-                    return onIdempotentAppend(index);
-                default:
-                    break;
-            }
-            // The other entries are small and proposed in one piece: a view of the whole entry.
-            final DirectBuffer buffer = bytes.view(entryView, 0, bytes.length(), entryScratch);
-            switch (templateId)
-            {
-                case ExportingStateEntryDecoder.TEMPLATE_ID:
-                    onExportingState(stateDecoder.wrap(buffer, offset, blockLength, version));
-                    return NO_REPLY;
-                case ExporterPositionsEntryDecoder.TEMPLATE_ID:
-                    onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
-                    return NO_REPLY;
-                case BackfillEntryDecoder.TEMPLATE_ID: // written before schema version 3, see LegacyBackfillLayout
-                case BackfillRegisterEntryDecoder.TEMPLATE_ID:
-                case BackfillAttemptStartedEntryDecoder.TEMPLATE_ID:
-                case BackfillCheckpointEntryDecoder.TEMPLATE_ID:
-                case BackfillAttemptFailedEntryDecoder.TEMPLATE_ID:
-                case BackfillCancelEntryDecoder.TEMPLATE_ID:
-                    onBackfill(index, buffer);
-                    return NO_REPLY;
-                default:
-                    throw new IOException("entry " + index + " has unknown template " + templateId);
-            }
+            return apply(index, entryBytes.wrap(pieces));
         }
         finally
         {
-            appendReader.release();
-            entryView.wrap(0, 0);
-            bytes.release();
+            releaseEntry();
         }
+    }
+
+    /** Applies one committed entry of which {@code buffer} holds exactly the bytes; as {@link #apply(long, List)}. */
+    public byte[] apply(final long index, final DirectBuffer buffer) throws IOException
+    {
+        try
+        {
+            return apply(index, entryBytes.wrap(buffer));
+        }
+        finally
+        {
+            releaseEntry();
+        }
+    }
+
+    private byte[] apply(final long index, final EntryBytes entry) throws IOException
+    {
+        headerDecoder.wrap(entry.view(entryView, 0, MessageHeaderDecoder.ENCODED_LENGTH, entryScratch), 0);
+        if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            throw new IOException("entry " + index + " has schema " + headerDecoder.schemaId());
+        }
+        final int offset = headerDecoder.encodedLength();
+        final int blockLength = headerDecoder.blockLength();
+        final int version = headerDecoder.version();
+        final int templateId = headerDecoder.templateId();
+        // An append entry is read piece by piece; the other entries are small and proposed in one piece: a view.
+        final DirectBuffer buffer = templateId == AppendEntryDecoder.TEMPLATE_ID ||
+            templateId == IdempotentAppendEntryDecoder.TEMPLATE_ID ? null :
+            entry.view(entryView, 0, entry.length(), entryScratch);
+        switch (headerDecoder.templateId())
+        {
+            case AppendEntryDecoder.TEMPLATE_ID:
+                return onAppend(index, appendReader.wrap(entry, templateId, blockLength, version));
+            case ExportingStateEntryDecoder.TEMPLATE_ID:
+                onExportingState(stateDecoder.wrap(buffer, offset, blockLength, version));
+                return NO_REPLY;
+            case ExporterPositionsEntryDecoder.TEMPLATE_ID:
+                onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
+                return NO_REPLY;
+            case BackfillEntryDecoder.TEMPLATE_ID: // written before schema version 3, see LegacyBackfillLayout
+            case BackfillRegisterEntryDecoder.TEMPLATE_ID:
+            case BackfillAttemptStartedEntryDecoder.TEMPLATE_ID:
+            case BackfillCheckpointEntryDecoder.TEMPLATE_ID:
+            case BackfillAttemptFailedEntryDecoder.TEMPLATE_ID:
+            case BackfillCancelEntryDecoder.TEMPLATE_ID:
+                onBackfill(index, buffer);
+                return NO_REPLY;
+            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
+                appendReader.wrap(entry, templateId, blockLength, version);
+                return onIdempotentAppend(index);
+            default:
+                throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
+        }
+    }
+
+    /** Drops every view of the entry just applied: they reach into Ratis's buffers. */
+    private void releaseEntry()
+    {
+        appendReader.release();
+        entryView.wrap(0, 0);
+        entryBytes.release();
     }
 
     /**
