@@ -2,6 +2,8 @@ package io.sluice.broker;
 
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
+import io.sluice.broker.control.ControlGroup;
+import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
@@ -60,11 +62,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * replicates, and the command/admin/topology API on its command port. Several brokers can run in one JVM
  * (no static state; threads are named {@code broker-<id>-...}).
  * <p>
+ * Besides the partitions' groups the Raft server hosts the cluster control group ({@link ControlGroup}), whose
+ * replicated state holds every partition's exporting state: the broker votes in it or follows it as a listener.
+ * <p>
  * On-disk layout under {@code <dataDir>/broker-<id>/}:
  * <pre>
- *   raft/&lt;group uuid&gt;/current/...   Ratis's log and metadata of a partition's group (uuid from the partition id)
- *   raft/&lt;group uuid&gt;/sm/...        the partition state machine's snapshots and record log
- *                                   (see {@link io.sluice.broker.partition.PartitionStateMachine})
+ *   LAYOUT                          the version of this layout ({@link DataLayout}); a directory without it, or of
+ *                                   another version, is refused at start
+ *   raft/&lt;group uuid&gt;/current/...   Ratis's log and metadata of a group (uuid from the partition id, or the control group's)
+ *   raft/&lt;group uuid&gt;/sm/...        a partition state machine's snapshots and record log
+ *                                   (see {@link io.sluice.broker.partition.PartitionStateMachine}), or the control
+ *                                   group's snapshots ({@link io.sluice.broker.control.ControlStateMachine})
  * </pre>
  */
 public final class Broker implements AutoCloseable
@@ -74,12 +82,16 @@ public final class Broker implements AutoCloseable
     static final long AUTO_REBALANCE_INTERVAL_MS = 1_000;
     /** How long a preferred replica must stay in sync before its leadership goes back to it (see {@link PreferredLeaderWatch}). */
     static final java.time.Duration AUTO_REBALANCE_STABLE = java.time.Duration.ofSeconds(3);
+    /** Bound on handing the control group's leadership over when the broker stops (a transfer takes well under 1 s). */
+    static final Duration CONTROL_HANDOVER_BOUND = Duration.ofSeconds(3);
     /** A certificate expiring within this window is reported (health, metric, a warning a day). */
     public static final Duration CERTIFICATE_WARNING_WINDOW = Duration.ofDays(7);
 
     private final BrokerConfig config;
     private final ClusterTls tls;
     private final Map<Integer, Partition> partitions;
+    private final ControlGroup control;
+    private final ExportingControl exportingControl;
     private final ScheduledExecutorService scheduler;
     private final ExecutorService adminExecutor;
     private final RaftServer raftServer;
@@ -91,6 +103,8 @@ public final class Broker implements AutoCloseable
     private Broker(
         final BrokerConfig config,
         final Map<Integer, Partition> partitions,
+        final ControlGroup control,
+        final ExportingControl exportingControl,
         final ScheduledExecutorService scheduler,
         final ExecutorService adminExecutor,
         final RaftServer raftServer,
@@ -103,6 +117,8 @@ public final class Broker implements AutoCloseable
         this.config = config;
         this.tls = tls;
         this.partitions = partitions;
+        this.control = control;
+        this.exportingControl = exportingControl;
         this.scheduler = scheduler;
         this.adminExecutor = adminExecutor;
         this.raftServer = raftServer;
@@ -147,13 +163,15 @@ public final class Broker implements AutoCloseable
         // Before anything starts: a peer on the other side of sluice.cluster.tls.enabled stops this start.
         TlsModeProbe.check(tls != null, "broker " + nodeId, peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
 
-        Files.createDirectories(config.brokerDir());
+        DataLayout.check(config.brokerDir());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
         final RaftProperties clientProperties = clientProperties(config);
         final Parameters clientParameters = raftTlsParameters(tls, false);
         final Map<Integer, Partition> partitions = new LinkedHashMap<>();
         final Map<RaftGroupId, Partition> byGroup = new LinkedHashMap<>();
+        final ControlGroup control = new ControlGroup(nodeId, distribution, config.controlVotersInCluster(),
+            new ControlListener(partitions), scheduler, clientProperties, clientParameters);
         for (final int partitionId : distribution.partitionsOf(nodeId))
         {
             final List<RaftPeer> peers = new ArrayList<>();
@@ -168,7 +186,7 @@ public final class Broker implements AutoCloseable
             final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
             final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
                 config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
-                config.adminTimeout(), clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
+                control, clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
                 distribution.replicasOf(partitionId).get(0));
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
@@ -184,6 +202,10 @@ public final class Broker implements AutoCloseable
                 .setParameters(raftTlsParameters(tls, true))
                 .setStateMachineRegistry((groupId) ->
                 {
+                    if (groupId.equals(ControlGroup.GROUP_ID))
+                    {
+                        return control.stateMachine();
+                    }
                     final Partition partition = byGroup.get(groupId);
                     if (partition == null)
                     {
@@ -197,6 +219,7 @@ public final class Broker implements AutoCloseable
             {
                 partition.attach(raftServer);
             }
+            control.attach(raftServer);
             try
             {
                 raftServer.start();
@@ -209,19 +232,23 @@ public final class Broker implements AutoCloseable
                 }
                 throw e;
             }
-            addGroups(raftServer, nodeId, partitions);
+            addGroups(raftServer, nodeId, control, partitions);
+            control.start();
+            final ExportingControl exportingControl =
+                new ExportingControl(nodeId, control, partitions, config.adminTimeout());
 
             try
             {
                 transport = TransportServer.start(commandAddress,
-                    new CommandApi(nodeId, distribution, partitions, adminExecutor), TransportConfig.defaults(),
-                    ConnectionLimits.defaults(), tls);
+                    new CommandApi(nodeId, distribution, partitions, control, exportingControl, adminExecutor),
+                    TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
             {
                 throw portInUse(nodeId, commandAddress, e);
             }
-            final Broker broker = new Broker(config, partitions, scheduler, adminExecutor, raftServer, transport,
+            final Broker broker = new Broker(config, partitions, control, exportingControl, scheduler, adminExecutor,
+                raftServer, transport,
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             if (config.autoRebalance())
@@ -233,13 +260,14 @@ public final class Broker implements AutoCloseable
             {
                 scheduler.scheduleWithFixedDelay(broker::checkCertificate, 0, 1, TimeUnit.DAYS);
             }
-            LOG.info("broker {} started: command API on {}, Raft on {} ({}{}), partitions {}, data in {}",
+            LOG.info("broker {} started: command API on {}, Raft on {} ({}{}), partitions {}, control group {}, data in {}",
                 nodeId, transport.localAddress(), raftAddress, config.raftTransport(), tls == null ? "" : ", mutual TLS",
-                partitions.keySet(), config.brokerDir());
+                partitions.keySet(), nodeId < config.controlVotersInCluster() ? "voter" : "listener", config.brokerDir());
             return broker;
         }
         catch (final IOException | RuntimeException e)
         {
+            control.close();
             partitions.values().forEach(Partition::close);
             if (transport != null)
             {
@@ -271,26 +299,51 @@ public final class Broker implements AutoCloseable
         return peers;
     }
 
-    private static void addGroups(final RaftServer server, final int nodeId, final Map<Integer, Partition> partitions)
+    /** Adds the groups a fresh data directory does not hold yet (on restart Ratis recovers every group by itself). */
+    private static void addGroups(
+        final RaftServer server, final int nodeId, final ControlGroup control, final Map<Integer, Partition> partitions)
         throws IOException
     {
         final List<RaftGroupId> existing = new ArrayList<>();
         server.getGroupIds().forEach(existing::add);
         final ClientId clientId = ClientId.randomId();
         final AtomicLong callId = new AtomicLong();
-        for (final Partition partition : partitions.values())
+        final Map<RaftGroup, String> groups = new LinkedHashMap<>();
+        groups.put(control.raftGroup(), "the control group");
+        partitions.values().forEach((partition) -> groups.put(partition.group(), "partition " + partition.partitionId()));
+        for (final Map.Entry<RaftGroup, String> group : groups.entrySet())
         {
-            if (existing.contains(partition.group().getGroupId()))
+            if (existing.contains(group.getKey().getGroupId()))
             {
                 continue;
             }
             final RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(
-                clientId, server.getId(), callId.incrementAndGet(), partition.group()));
+                clientId, server.getId(), callId.incrementAndGet(), group.getKey()));
             if (!reply.isSuccess())
             {
-                throw new IOException("broker " + nodeId + ": cannot add the Raft group of partition " +
-                    partition.partitionId() + ": " + reply.getException());
+                throw new IOException("broker " + nodeId + ": cannot add the Raft group of " + group.getValue() + ": " +
+                    reply.getException());
             }
+        }
+    }
+
+    /** Routes the control group's news to the partitions: a changed state or a caught-up replica wakes exporters. */
+    private record ControlListener(Map<Integer, Partition> partitions) implements ControlGroup.Listener
+    {
+        @Override
+        public void onExportingChanged(final int partitionId)
+        {
+            final Partition partition = partitions.get(partitionId);
+            if (partition != null)
+            {
+                partition.onExportingStateChanged();
+            }
+        }
+
+        @Override
+        public void onCaughtUp()
+        {
+            partitions.values().forEach(Partition::onExportingStateChanged);
         }
     }
 
@@ -402,7 +455,19 @@ public final class Broker implements AutoCloseable
     /** The command API handler, for driving the broker in-process. */
     public CommandApi commandApi()
     {
-        return new CommandApi(config.nodeId(), config.distribution(), partitions, adminExecutor);
+        return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, adminExecutor);
+    }
+
+    /** This broker's member of the cluster control group. */
+    public ControlGroup control()
+    {
+        return control;
+    }
+
+    /** Pauses, soft pauses and resumes of this broker's pairs, as the admin API runs them. */
+    public ExportingControl exportingControl()
+    {
+        return exportingControl;
     }
 
     public RaftServer raftServer()
@@ -449,6 +514,7 @@ public final class Broker implements AutoCloseable
             {
                 LOG.warn("broker {}: controlled shutdown failed, stopping anyway", config.nodeId(), e);
             }
+            control.handOverLeadership(CONTROL_HANDOVER_BOUND);
         }
         else
         {
@@ -456,6 +522,7 @@ public final class Broker implements AutoCloseable
         }
         transport.close();
         emptyReplicaNudger.close();
+        control.close();
         partitions.values().forEach(Partition::close);
         closeQuietly(raftServer, config.nodeId());
         scheduler.shutdownNow();

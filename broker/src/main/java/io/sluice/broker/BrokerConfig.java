@@ -1,6 +1,7 @@
 package io.sluice.broker;
 
 import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 
 import java.nio.file.Path;
@@ -26,6 +27,8 @@ import java.util.Objects;
  * @param autoRebalance             whether leaderships go back to their preferred brokers by themselves
  *                                  ({@code sluice.cluster.auto-rebalance}).
  * @param shutdownTimeout           bound on handing this broker's leaderships over when it stops (controlled shutdown).
+ * @param controlVoters             how many brokers vote in the cluster control group ({@code sluice.cluster.control-voters},
+ *                                  brokers 0 to N-1; at most the cluster size); the others follow it as listeners.
  */
 public record BrokerConfig(
     int nodeId,
@@ -41,7 +44,8 @@ public record BrokerConfig(
     Duration adminTimeout,
     int exporterThreads,
     boolean autoRebalance,
-    Duration shutdownTimeout)
+    Duration shutdownTimeout,
+    int controlVoters)
 {
     public enum RaftTransport
     {
@@ -54,6 +58,9 @@ public record BrokerConfig(
      * over (no follower in sync) gives that partition up at once, so this only caps slow catch-ups.
      */
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
+    /** Voters of the control group: three survive one broker down, and a pause commits in one round among them. */
+    public static final int DEFAULT_CONTROL_VOTERS = 3;
+    public static final String CONTROL_VOTERS_SETTING = "sluice.cluster.control-voters";
 
     public BrokerConfig
     {
@@ -70,6 +77,11 @@ public record BrokerConfig(
         {
             throw new IllegalArgumentException("shutdownTimeout must not be negative, was " + shutdownTimeout);
         }
+        if (controlVoters < 1)
+        {
+            throw new InvalidClusterConfigException(CONTROL_VOTERS_SETTING,
+                "must be at least 1, was " + controlVoters);
+        }
         if (snapshotThresholdEntries < 1 || segmentSizeBytes < 1024 || exporterThreads < 1)
         {
             throw new IllegalArgumentException("snapshotThresholdEntries, segmentSizeBytes (>= 1 KiB) and " +
@@ -85,7 +97,7 @@ public record BrokerConfig(
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, RaftTransport.GRPC,
             Duration.ofMillis(1000), Duration.ofMillis(2000), 20_000, 64L * 1024 * 1024,
-            Duration.ofMillis(100), Duration.ofSeconds(10), 1, true, DEFAULT_SHUTDOWN_TIMEOUT);
+            Duration.ofMillis(100), Duration.ofSeconds(10), 1, true, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_CONTROL_VOTERS);
     }
 
     /** This broker's own data: {@code <dataDir>/broker-<nodeId>}. */
@@ -98,48 +110,61 @@ public record BrokerConfig(
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, transport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, shutdownTimeout);
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters);
     }
 
     public BrokerConfig withElectionTimeout(final Duration min, final Duration max)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, min, max,
             snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout, exporterThreads,
-            autoRebalance, shutdownTimeout);
+            autoRebalance, shutdownTimeout, controlVoters);
     }
 
     public BrokerConfig withSnapshots(final long thresholdEntries, final long segmentBytes)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, thresholdEntries, segmentBytes, exporterAckInterval, adminTimeout, exporterThreads,
-            autoRebalance, shutdownTimeout);
+            autoRebalance, shutdownTimeout, controlVoters);
     }
 
     public BrokerConfig withExporters(final Map<String, ExporterConfig> configured)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, configured, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, shutdownTimeout);
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters);
     }
 
     public BrokerConfig withAdminTimeout(final Duration timeout)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, timeout,
-            exporterThreads, autoRebalance, shutdownTimeout);
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters);
     }
 
     public BrokerConfig withAutoRebalance(final boolean enabled)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, enabled, shutdownTimeout);
+            exporterThreads, enabled, shutdownTimeout, controlVoters);
     }
 
     public BrokerConfig withShutdownTimeout(final Duration timeout)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, timeout);
+            exporterThreads, autoRebalance, timeout, controlVoters);
+    }
+
+    public BrokerConfig withControlVoters(final int voters)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
+            exporterThreads, autoRebalance, shutdownTimeout, voters);
+    }
+
+    /** The brokers that vote in the control group: {@link #controlVoters()}, at most the cluster size. */
+    public int controlVotersInCluster()
+    {
+        return Math.min(controlVoters, distribution.brokerCount());
     }
 }

@@ -91,7 +91,7 @@ class BrokerExportingStateTest
         // The restarted old leader learns the state from the log.
         cluster.startBroker(oldLeader);
         await("restarted broker holds the resume").atMost(Duration.ofSeconds(30)).until(() ->
-            cluster.brokers[oldLeader].partition(partitionId).state().exportingStateVersion() == 2);
+            cluster.brokers[oldLeader].partition(partitionId).exporting().version() == 2);
     }
 
     @Test
@@ -130,7 +130,7 @@ class BrokerExportingStateTest
             cluster.exported(partitionId).size() >= linesBefore + 20);
         final List<TestCluster.ExportedLine> lines = cluster.exported(partitionId);
         assertThat(lines.subList(linesBefore, lines.size()).get(0).position()).isEqualTo(11L);
-        assertThat(cluster.brokers[0].partition(partitionId).state().exportingState())
+        assertThat(cluster.brokers[0].partition(partitionId).exporting().heldState())
             .isEqualTo(ExportingState.SOFT_PAUSED);
 
         cluster.adminAll(AdminRequestKind.RESUME_EXPORTING, 2);
@@ -158,9 +158,9 @@ class BrokerExportingStateTest
         final AdminResponseDecoder answer = new AdminResponseDecoder().wrapAndApplyHeader(response, 0, new MessageHeaderDecoder());
         assertThat(answer.exportingState()).isEqualTo(ExportingState.PAUSED);
         assertThat(answer.version()).isEqualTo(3L);
-        assertThat(cluster.brokers[follower].partition(1).state().exportingStateVersion()).isEqualTo(3L);
+        assertThat(cluster.brokers[follower].partition(1).exporting().version()).isEqualTo(3L);
         await("pause applied on the leader").atMost(Duration.ofSeconds(30)).until(() ->
-            cluster.brokers[leader].partition(1).state().exportingState() == ExportingState.PAUSED);
+            cluster.brokers[leader].partition(1).exporting().heldState() == ExportingState.PAUSED);
     }
 
     @Test
@@ -195,7 +195,7 @@ class BrokerExportingStateTest
         final DirectBuffer response = cluster.send(0, TestCluster.adminRequest(0, 1, AdminRequestKind.PAUSE_EXPORTING, 5));
         final ErrorResponseDecoder error = TestCluster.error(response);
         assertThat(error.code()).isIn(ErrorCode.TIMEOUT, ErrorCode.UNAVAILABLE);
-        assertThat(cluster.brokers[0].partition(1).state().exportingState()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(cluster.brokers[0].partition(1).exporting().heldState()).isEqualTo(ExportingState.EXPORTING);
     }
 
     @Test
@@ -248,7 +248,7 @@ class BrokerExportingStateTest
         final ErrorResponseDecoder notLeader = assertError(
             cluster.send(follower, TestCluster.appendRequest(1, List.of("k"), List.of("{}"))), ErrorCode.NOT_LEADER);
         assertThat(notLeader.leaderId()).isEqualTo(leader);
-        assertThat(cluster.brokers[0].partition(1).state().exportingStateVersion()).isZero();
+        assertThat(cluster.brokers[0].partition(1).exporting().version()).isZero();
     }
 
     private static ErrorResponseDecoder assertError(final DirectBuffer response, final ErrorCode code)

@@ -18,10 +18,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Frames built by hand and sent straight to a broker's command port, past the gateway and its checks: each is
@@ -58,8 +60,8 @@ class BrokerRefusesForgedRequestsTest
         }
         for (final int b : cluster.distribution.replicasOf(PARTITION))
         {
-            assertThat(cluster.brokers[b].partition(PARTITION).state().exportingStateVersion()).isZero();
-            assertThat(cluster.brokers[b].partition(PARTITION).state().exportingState())
+            assertThat(cluster.brokers[b].partition(PARTITION).exporting().version()).isZero();
+            assertThat(cluster.brokers[b].partition(PARTITION).exporting().heldState())
                 .isEqualTo(ExportingState.EXPORTING);
         }
 
@@ -81,8 +83,8 @@ class BrokerRefusesForgedRequestsTest
         cluster.stopBroker(leader);
         cluster.startBroker(leader);
         cluster.awaitLeader(PARTITION);
-        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion())
-            .isEqualTo(pauseVersion + 1);
+        await("the restarted broker's control replica holds the resume").atMost(Duration.ofSeconds(30)).until(() ->
+            cluster.brokers[leader].partition(PARTITION).exporting().version() == pauseVersion + 1);
     }
 
     @Test

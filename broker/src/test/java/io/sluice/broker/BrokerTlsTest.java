@@ -71,14 +71,14 @@ class BrokerTlsTest
         });
         client.send(cluster.address(leader), TestCluster.adminRequest(leader, PARTITION,
             AdminRequestKind.PAUSE_EXPORTING, 1), TestCluster.REQUEST_TIMEOUT).get(30, TimeUnit.SECONDS);
-        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion()).isEqualTo(1L);
+        assertThat(cluster.brokers[leader].partition(PARTITION).exporting().version()).isEqualTo(1L);
 
         // The plain client of the other tests is refused.
         assertThatThrownBy(() -> cluster.client.send(cluster.address(leader), TestCluster.adminRequest(leader, PARTITION,
             AdminRequestKind.RESUME_EXPORTING, 2), TestCluster.REQUEST_TIMEOUT).get(30, TimeUnit.SECONDS))
             .isInstanceOf(ExecutionException.class)
             .hasCauseInstanceOf(PeerUnreachableException.class);
-        assertThat(cluster.brokers[leader].partition(PARTITION).state().exportingStateVersion()).isEqualTo(1L);
+        assertThat(cluster.brokers[leader].partition(PARTITION).exporting().version()).isEqualTo(1L);
         assertThat(cluster.brokers[leader].certificateExpiresSoon()).isFalse();
     }
 

@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.broker.control.ExportingChange;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
@@ -195,7 +196,8 @@ class LeaderBalanceTest
         // The transfer holds the leader's own writes while it starts; a pause arriving then (an operator's pause
         // during automatic balance) must still commit, here or on the new leader, rather than answer UNAVAILABLE.
         final var transferred = cluster.brokers[leader].partition(1).transferLeadership(target, Duration.ofSeconds(10));
-        final var paused = cluster.brokers[leader].partition(1).changeExportingState(ExportingState.PAUSED, 7, false);
+        final var paused = cluster.brokers[leader].exportingControl()
+            .change(1, ExportingChange.of(7, ExportingState.PAUSED, 1), false);
 
         paused.get(30, TimeUnit.SECONDS);
         assertThat(transferred.get(30, TimeUnit.SECONDS)).isEqualTo(target);
@@ -203,8 +205,8 @@ class LeaderBalanceTest
         {
             final int b = broker;
             await("broker " + b + " holds the pause").atMost(Duration.ofSeconds(10))
-                .until(() -> cluster.brokers[b].partition(1).state().exportingStateVersion() == 7);
-            assertThat(cluster.brokers[b].partition(1).state().exportingState()).isEqualTo(ExportingState.PAUSED);
+                .until(() -> cluster.brokers[b].partition(1).exporting().version() == 7);
+            assertThat(cluster.brokers[b].partition(1).exporting().heldState()).isEqualTo(ExportingState.PAUSED);
         }
     }
 

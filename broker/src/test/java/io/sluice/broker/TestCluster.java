@@ -14,6 +14,7 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.OperationScope;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.codecs.TopologyRequestEncoder;
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
@@ -358,7 +359,9 @@ final class TestCluster implements AutoCloseable
         final AdminRequestEncoder encoder = new AdminRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
             .brokerId(brokerId).partitionId(partitionId).kind(kind).version(version)
-            .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE);
+            .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE)
+            .operationScope(OperationScope.PARTITION);
+        encoder.operationPartitionsCount(0);
         return bytes(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 

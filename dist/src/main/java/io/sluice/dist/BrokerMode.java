@@ -41,7 +41,8 @@ public class BrokerMode
         try
         {
             return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs())
-                .withAutoRebalance(cluster.isAutoRebalance()), cluster.loadTls());
+                .withAutoRebalance(cluster.isAutoRebalance())
+                .withControlVoters(cluster.getControlVoters()), cluster.loadTls());
         }
         catch (final IOException e)
         {

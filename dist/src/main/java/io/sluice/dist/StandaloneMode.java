@@ -45,7 +45,7 @@ public class StandaloneMode
         for (int nodeId = 0; nodeId < distribution.brokerCount(); nodeId++)
         {
             final BrokerConfig config = BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), exporters)
-                .withAutoRebalance(cluster.isAutoRebalance());
+                .withAutoRebalance(cluster.isAutoRebalance()).withControlVoters(cluster.getControlVoters());
             final CompletableFuture<Broker> start = new CompletableFuture<>();
             final Thread starter = new Thread(() ->
             {

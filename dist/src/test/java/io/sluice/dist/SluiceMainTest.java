@@ -61,6 +61,29 @@ class SluiceMainTest
     }
 
     @Test
+    void brokerFindingADataDirectoryOfAnEarlierVersionStopsWithOneLineAndLeavesItAlone() throws IOException
+    {
+        // What a broker before the cluster control group left: Raft data, and no LAYOUT file.
+        final Path raft = Files.createDirectories(dataDir.resolve("broker-0").resolve("raft").resolve("group"));
+        Files.writeString(raft.resolve("raft-meta"), "term=3");
+
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.data-dir: ")
+            .contains("written by a Sluice version before the cluster control group")
+            .contains("start this broker on an empty data directory");
+        assertThat(raft.resolve("raft-meta")).hasContent("term=3");
+        assertThat(dataDir.resolve("broker-0").resolve("LAYOUT")).doesNotExist();
+    }
+
+    @Test
+    void controlVotersBelowOneNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.cluster.control-voters=0",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.cluster.control-voters: must be at least 1, was 0");
+    }
+
+    @Test
     void malformedBrokerListNamesTheSetting()
     {
         assertThat(startupFailure("gateway", "--sluice.cluster.brokers=127.0.0.1:26501,nonsense", "--server.port=0",

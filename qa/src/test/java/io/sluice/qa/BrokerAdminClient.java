@@ -8,6 +8,7 @@ import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.OperationScope;
 import io.sluice.protocol.codecs.TopologyRequestEncoder;
 import io.sluice.protocol.codecs.TopologyResponseDecoder;
 import io.sluice.protocol.transport.MessageWriter;
@@ -59,7 +60,9 @@ final class BrokerAdminClient implements AutoCloseable
             .partitionId(partitionId)
             .kind(kind)
             .version(version)
-            .leaderTargeted(BooleanType.FALSE);
+            .leaderTargeted(BooleanType.FALSE)
+            .operationScope(OperationScope.PARTITION)
+            .operationPartitionsCount(0);
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + adminEncoder.encodedLength();
         final DirectBuffer answer = send(broker, length);
         requireTemplate(answer, AdminResponseDecoder.TEMPLATE_ID, "admin " + kind + " to broker " + brokerId +

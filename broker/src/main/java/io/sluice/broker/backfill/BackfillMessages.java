@@ -8,7 +8,6 @@ import io.sluice.broker.log.codecs.BackfillCancelEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillCancelEntryEncoder;
 import io.sluice.broker.log.codecs.BackfillCheckpointEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillCheckpointEntryEncoder;
-import io.sluice.broker.log.codecs.BackfillEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillRegisterEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillRegisterEntryEncoder;
 import io.sluice.broker.log.codecs.BackfillTaskStateCode;
@@ -31,8 +30,7 @@ import java.util.List;
  * Backfill state as messages of the broker log schema ({@code broker-log-codecs.xml}), read and written only
  * through its generated codecs: the entries {@code BackfillRegisterEntry} .. {@code BackfillCancelEntry} (one
  * for each {@link BackfillEntry} type) and the snapshot's {@code BackfillTasks}. Every layout is versioned by its
- * message header. Entries written before (template {@value #LEGACY_ENTRY_TEMPLATE_ID}) are read by
- * {@link LegacyBackfillLayout}.
+ * message header.
  * <p>
  * Decoding checks every length against the bytes given and throws {@link BackfillCodecException} instead of
  * reading out of bounds. Stateless and thread-safe (backfill entries are rare: codecs are made per call).
@@ -41,8 +39,6 @@ public final class BackfillMessages
 {
     /** Longest string accepted when decoding, in bytes; ids and reasons are far shorter. */
     public static final int MAX_STRING_BYTES = 64 * 1024;
-    /** The template of backfill entries written before schema version 3. */
-    static final int LEGACY_ENTRY_TEMPLATE_ID = BackfillEntryDecoder.TEMPLATE_ID;
 
     private BackfillMessages()
     {
@@ -90,16 +86,12 @@ public final class BackfillMessages
         return Arrays.copyOf(buffer.byteArray(), MessageHeaderEncoder.ENCODED_LENGTH + length);
     }
 
-    /** Decodes a whole backfill log entry (message header and message), of this version or one written before. */
+    /** Decodes a whole backfill log entry (message header and message). */
     public static BackfillEntry decodeEntry(final DirectBuffer buffer, final int offset, final int length)
     {
         final UnsafeBuffer entry = view(buffer, offset, length);
         final MessageHeaderDecoder header = header(entry, "backfill entry");
         final int templateId = header.templateId();
-        if (templateId == LEGACY_ENTRY_TEMPLATE_ID)
-        {
-            return LegacyBackfillLayout.decodeEntry(entry, header);
-        }
         final int body = header.encodedLength();
         final int blockLength = header.blockLength();
         final int version = header.version();

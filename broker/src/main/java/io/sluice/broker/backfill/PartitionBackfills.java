@@ -49,7 +49,7 @@ public final class PartitionBackfills implements AutoCloseable
     /**
      * @param replicator      proposes entries as log entries of the broker log schema
      *                        ({@link BackfillMessages#encode(BackfillEntry)}); completes once applied on this replica.
-     * @param gate            the partition's export gate ({@link ExportingSwitch#underLock}).
+     * @param gate            the partition's export gate (in a broker, {@code partition.ExportingView#backfillSwitch}).
      * @param exportingPaused whether exporting is (hard) paused now, for reporting tasks PENDING.
      */
     public PartitionBackfills(
@@ -89,8 +89,8 @@ public final class PartitionBackfills implements AutoCloseable
     }
 
     /**
-     * Applies one backfill log entry (message header and message: what the replicator proposed, or an entry
-     * written before, see {@link LegacyBackfillLayout}). Deterministic. Bad bytes throw
+     * Applies one backfill log entry (message header and message: what the replicator proposed). Deterministic.
+     * Bad bytes throw
      * {@link BackfillCodecException} and change nothing.
      */
     public BackfillApplyOutcome apply(final DirectBuffer buffer, final int offset, final int length)

@@ -6,8 +6,8 @@
  *   a reset to latest, status, cancel) on the partition's leader, validating everything before it proposes.</li>
  *   <li>{@link io.sluice.broker.backfill.BackfillRegistry} is the replicated backfill state: registrations, task
  *   checkpoints and terminal states, changed only by applying backfill log entries (SBE messages of the broker log
- *   schema, {@link io.sluice.broker.backfill.BackfillMessages}; entries written before its version 3 are read by
- *   {@link io.sluice.broker.backfill.LegacyBackfillLayout}), idempotent on replay, carried in the partition snapshot. A
+ *   schema, {@link io.sluice.broker.backfill.BackfillMessages}), idempotent on replay, carried in the partition
+ *   snapshot. A
  *   registration moves the exporter's position to the latest in the same apply, so the reset and the record of
  *   the skipped range commit together.</li>
  *   <li>{@link io.sluice.broker.backfill.BackfillSupervisor} runs one {@link io.sluice.broker.backfill.BackfillTaskRunner}

@@ -2,6 +2,9 @@ package io.sluice.broker.command;
 
 import io.sluice.broker.backfill.BackfillCommandHandler;
 import io.sluice.broker.backfill.BackfillMessages;
+import io.sluice.broker.control.ControlGroup;
+import io.sluice.broker.control.ExportingChange;
+import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.log.codecs.RecordBodyEncoder;
 import io.sluice.broker.partition.AppendBatcher;
@@ -21,6 +24,7 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportersStatusRequestDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.OperationScope;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.codecs.TopologyRequestDecoder;
 import io.sluice.protocol.concurrent.Futures;
@@ -39,6 +43,7 @@ import java.time.Duration;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -60,6 +65,8 @@ public final class CommandApi implements RequestHandler
     private final int brokerId;
     private final PartitionDistribution distribution;
     private final Map<Integer, Partition> partitions;
+    private final ControlGroup control;
+    private final ExportingControl exportingControl;
     private final Executor adminExecutor;
     private final Clock clock;
     private final ThreadLocal<Decoders> decoders = ThreadLocal.withInitial(Decoders::new);
@@ -73,9 +80,11 @@ public final class CommandApi implements RequestHandler
         final int brokerId,
         final PartitionDistribution distribution,
         final Map<Integer, Partition> partitions,
+        final ControlGroup control,
+        final ExportingControl exportingControl,
         final Executor adminExecutor)
     {
-        this(brokerId, distribution, partitions, adminExecutor, Clock.systemUTC());
+        this(brokerId, distribution, partitions, control, exportingControl, adminExecutor, Clock.systemUTC());
     }
 
     /** @param clock bounds exporting state versions: one beyond this clock plus {@link AdminLimits#MAX_VERSION_AHEAD} is refused. */
@@ -83,12 +92,16 @@ public final class CommandApi implements RequestHandler
         final int brokerId,
         final PartitionDistribution distribution,
         final Map<Integer, Partition> partitions,
+        final ControlGroup control,
+        final ExportingControl exportingControl,
         final Executor adminExecutor,
         final Clock clock)
     {
         this.brokerId = brokerId;
         this.distribution = distribution;
         this.partitions = Map.copyOf(partitions);
+        this.control = control;
+        this.exportingControl = exportingControl;
         this.adminExecutor = adminExecutor;
         this.clock = clock;
     }
@@ -418,9 +431,14 @@ public final class CommandApi implements RequestHandler
                 "broker's clock (at most " + maxVersion + " now); check the gateway's clock");
             return;
         }
+        final ExportingChange change = operationOf(request, partitionId, target, version, response);
+        if (change == null)
+        {
+            return;
+        }
         final boolean leaderAsked = leaderTargeted == BooleanType.TRUE.value();
         final CompletableFuture<Void> changed =
-            onAdminExecutor(partitionId, response, () -> partition.changeExportingState(target, version, leaderAsked));
+            onAdminExecutor(partitionId, response, () -> exportingControl.change(partitionId, change, leaderAsked));
         if (changed == null)
         {
             return;
@@ -436,6 +454,66 @@ public final class CommandApi implements RequestHandler
                 response.respond(ResponseWriters.admin(brokerId, partition.status()));
             }
         });
+    }
+
+    /**
+     * The whole operation a pair request belongs to: every partition of the cluster, the listed ones (this request's
+     * among them, each one of the cluster's), or before protocol version 3 only this request's partition. Answers
+     * MALFORMED_REQUEST and returns null otherwise.
+     */
+    private ExportingChange operationOf(
+        final AdminRequestDecoder request,
+        final int partitionId,
+        final ExportingState target,
+        final long version,
+        final ResponseChannel response)
+    {
+        final String pair = "partition " + partitionId + " on broker " + brokerId;
+        final OperationScope scope = request.operationScope();
+        final AdminRequestDecoder.OperationPartitionsDecoder listed = request.operationPartitions();
+        switch (scope)
+        {
+            case NULL_VAL, PARTITION ->
+            {
+                return ExportingChange.of(version, target, partitionId);
+            }
+            case ALL ->
+            {
+                if (listed.count() != 0)
+                {
+                    malformed(response, partitionId, pair + ": an admin request for every partition lists " +
+                        listed.count() + " partitions");
+                    return null;
+                }
+                return ExportingChange.ofAll(version, target);
+            }
+            case LISTED ->
+            {
+                final BitSet partitionIds = new BitSet();
+                for (final AdminRequestDecoder.OperationPartitionsDecoder p : listed)
+                {
+                    if (!distribution.isPartition(p.partitionId()))
+                    {
+                        malformed(response, partitionId, pair + ": the operation lists partition " + p.partitionId() +
+                            ", not one of 1.." + distribution.partitionCount());
+                        return null;
+                    }
+                    partitionIds.set(p.partitionId());
+                }
+                if (!partitionIds.get(partitionId))
+                {
+                    malformed(response, partitionId, pair + ": the operation's partitions " + partitionIds +
+                        " leave out the request's own");
+                    return null;
+                }
+                return new ExportingChange(version, target, false, partitionIds);
+            }
+            default ->
+            {
+                malformed(response, partitionId, pair + ": unknown operation scope " + request.operationScopeRaw());
+                return null;
+            }
+        }
     }
 
     /** Served by the partition's leader; a follower names the leader it knows, as for appends. */
@@ -488,7 +566,7 @@ public final class CommandApi implements RequestHandler
         }
         final List<PartitionStatus> statuses = new ArrayList<>(partitions.size());
         partitions.keySet().stream().sorted().forEach((id) -> statuses.add(partitions.get(id).status()));
-        response.respond(ResponseWriters.topology(brokerId, statuses));
+        response.respond(ResponseWriters.topology(brokerId, control.leaderId(), control.caughtUp(), statuses));
     }
 
     private Partition partitionOrRespond(final int partitionId, final ResponseChannel response)

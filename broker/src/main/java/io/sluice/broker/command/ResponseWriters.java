@@ -69,7 +69,8 @@ final class ResponseWriters
         };
     }
 
-    static MessageWriter topology(final int brokerId, final List<PartitionStatus> partitions)
+    static MessageWriter topology(
+        final int brokerId, final int controlLeaderId, final boolean controlCaughtUp, final List<PartitionStatus> partitions)
     {
         int length = MessageHeaderEncoder.ENCODED_LENGTH + TopologyResponseEncoder.BLOCK_LENGTH +
             TopologyResponseEncoder.PartitionsEncoder.sbeHeaderSize();
@@ -96,7 +97,9 @@ final class ResponseWriters
             {
                 final TopologyResponseEncoder encoder = new TopologyResponseEncoder()
                     .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
-                    .brokerId(brokerId);
+                    .brokerId(brokerId)
+                    .controlLeaderId(controlLeaderId < 0 ? TopologyResponseEncoder.controlLeaderIdNullValue() : controlLeaderId)
+                    .controlCaughtUp(controlCaughtUp ? BooleanType.TRUE : BooleanType.FALSE);
                 final TopologyResponseEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
                 for (final PartitionStatus status : partitions)
                 {

@@ -32,9 +32,11 @@ import java.util.function.Function;
  * position on, in position order. A failing exporter retries the same record with backoff and never skips
  * it. Acknowledged positions are replicated periodically in one entry for all exporters.
  * <p>
- * Nothing is exported while the partition is paused: each record is exported under the partition state's
- * export gate after checking the state, and a pause is applied under that gate. The director starts only
- * once the new leader has applied everything committed before its term, so it sees a committed pause.
+ * Nothing is exported while the partition is paused: each record is exported inside the partition's
+ * {@link ExportGate} after checking the {@link ExportingView} there, and a pause is answered only once the gate
+ * was passed after the pause was applied. The exporting state is the control group's replica on this broker, and
+ * reads as PAUSED until that replica caught up, so a leader that just started or lost its data exports nothing it
+ * should not. Acknowledged positions are proposed only while exporting, decided inside the gate.
  * <p>
  * Thread-safety: {@link #start} and {@link #stop} run on the broker's exporter scheduler (Ratis callbacks hop
  * there) or on the thread handing a leadership over, as does the work, one run of this director at a time
@@ -55,6 +57,7 @@ public final class ExporterDirector
     private final int brokerId;
     private final int partitionId;
     private final PartitionState state;
+    private final ExportingView exporting;
     private final Map<String, ExporterConfig> configs;
     private final ExporterRegistry registry;
     private final Path dataDir;
@@ -72,11 +75,14 @@ public final class ExporterDirector
     private long term = -1;
     private long nextAckSubmitMs;
     private boolean ackInFlight;
+    /** The positions proposal not yet answered, for a pause's answer to wait for (see {@link ExportingView#awaitObeyed}). */
+    private volatile CompletableFuture<?> positionsInFlight = CompletableFuture.completedFuture(null);
 
     public ExporterDirector(
         final int brokerId,
         final int partitionId,
         final PartitionState state,
+        final ExportingView exporting,
         final Map<String, ExporterConfig> configs,
         final ExporterRegistry registry,
         final Path dataDir,
@@ -89,6 +95,8 @@ public final class ExporterDirector
         this.brokerId = brokerId;
         this.partitionId = partitionId;
         this.state = state;
+        this.exporting = exporting;
+        exporting.positionsInFlight(() -> positionsInFlight);
         this.configs = Map.copyOf(configs);
         this.registry = registry;
         this.dataDir = dataDir;
@@ -113,7 +121,7 @@ public final class ExporterDirector
         }
         active = true;
         LOG.info("partition {} on broker {}: exporters {} start in term {} (state {})",
-            partitionId, brokerId, configs.keySet(), leaderTerm, state.exportingState());
+            partitionId, brokerId, configs.keySet(), leaderTerm, exporting.state());
         task = scheduler.scheduleWithFixedDelay(this::doWork, 0, IDLE_DELAY_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -221,7 +229,7 @@ public final class ExporterDirector
         try
         {
             final long nowMs = System.currentTimeMillis();
-            if (state.exportingState() != ExportingState.PAUSED)
+            if (exporting.state() != ExportingState.PAUSED)
             {
                 for (final Container container : containers)
                 {
@@ -238,7 +246,7 @@ public final class ExporterDirector
 
     private void submitPositions(final long nowMs)
     {
-        if (ackInFlight || nowMs < nextAckSubmitMs || state.exportingState() != ExportingState.EXPORTING)
+        if (ackInFlight || nowMs < nextAckSubmitMs)
         {
             return;
         }
@@ -259,10 +267,28 @@ public final class ExporterDirector
         {
             return;
         }
+        final CompletableFuture<?> submitted;
+        final ExportGate gate = exporting.gate();
+        gate.enter();
+        try
+        {
+            // Decided inside the gate, and published before leaving it: a soft pause's answer passes the gate and
+            // then waits for what is published (ExportingView.awaitObeyed), so no position lands after it.
+            if (exporting.state() != ExportingState.EXPORTING)
+            {
+                return;
+            }
+            submitted = positionsSubmitter.apply(advanced);
+            positionsInFlight = submitted;
+        }
+        finally
+        {
+            gate.exit();
+        }
         ackInFlight = true;
         nextAckSubmitMs = nowMs + ackIntervalMs;
         final long submittedInTerm = term;
-        positionsSubmitter.apply(advanced).whenComplete((r, e) ->
+        submitted.whenComplete((r, e) ->
         {
             synchronized (ExporterDirector.this)
             {
@@ -384,10 +410,10 @@ public final class ExporterDirector
          */
         private void flush() throws Exception
         {
-            state.exportGate().lock();
+            exporting.gate().enter();
             try
             {
-                if (!active || state.exportingState() == ExportingState.PAUSED)
+                if (!active || exporting.state() == ExportingState.PAUSED)
                 {
                     return;
                 }
@@ -397,7 +423,7 @@ public final class ExporterDirector
             }
             finally
             {
-                state.exportGate().unlock();
+                exporting.gate().exit();
             }
         }
 
@@ -416,10 +442,10 @@ public final class ExporterDirector
                 for (int i = 0; i < read; i++)
                 {
                     final CommittedRecordView record = batch.select(i);
-                    state.exportGate().lock();
+                    exporting.gate().enter();
                     try
                     {
-                        if (!active || state.exportingState() == ExportingState.PAUSED ||
+                        if (!active || exporting.state() == ExportingState.PAUSED ||
                             leaderTerm.getAsLong() != term)
                         {
                             return;
@@ -428,7 +454,7 @@ public final class ExporterDirector
                     }
                     finally
                     {
-                        state.exportGate().unlock();
+                        exporting.gate().exit();
                     }
                     nextPosition = record.position() + 1;
                 }

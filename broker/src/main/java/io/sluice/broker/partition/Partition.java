@@ -3,7 +3,6 @@ package io.sluice.broker.partition;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
-import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.backfill.RecordLogBackfillSource;
 import io.sluice.broker.backfill.SpiBackfillExporterFactory;
@@ -51,9 +50,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One partition replica on this broker: its Raft group's division, state machine, exporter director and Raft client,
  * and the operations the command and admin API run on it, over Ratis. What those operations decide lives beside it:
- * {@link LeadershipTransfer} (transfers, the write hold, the stuck step-down guard), {@link ExportingStateChanges}
- * (pause and resume), {@link FollowerSync} (whom a leadership can go to) and {@link StateEntries} (the entries it
- * proposes besides records). Thread-safe.
+ * {@link LeadershipTransfer} (transfers, the write hold, the stuck step-down guard), {@link FollowerSync} (whom a
+ * leadership can go to) and {@link StateEntries} (the entries it proposes besides records). Its exporting state is the
+ * cluster control group's ({@link ExportingView}); pauses and resumes are the control group's too. Thread-safe.
  */
 public final class Partition implements PartitionListener, AutoCloseable
 {
@@ -71,6 +70,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final PartitionStateMachine stateMachine;
     /** The replicated state the state machine applies to (the same object for the replica's whole life). */
     private final PartitionState state;
+    private final ExportingView exporting;
     private final ExporterDirector director;
     private final PartitionBackfills backfills;
     private final RaftProperties clientProperties;
@@ -80,7 +80,6 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final AppendBatcher batcher;
     private final FollowerSync followers;
     private final LeadershipTransfer transfers;
-    private final ExportingStateChanges exportingStateChanges;
     private volatile RaftServer server;
     private volatile RaftServer.Division cachedDivision;
     private RaftClient raftClient;
@@ -100,7 +99,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         final ScheduledExecutorService exporterScheduler,
         final long segmentSizeBytes,
         final Duration ackInterval,
-        final Duration adminTimeout,
+        final ExportingStates exportingStates,
         final RaftProperties clientProperties,
         final Parameters clientParameters,
         final BackfillRunnerConfig backfillConfig,
@@ -116,21 +115,21 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.clientParameters = clientParameters;
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.state = stateMachine.state();
-        this.director = new ExporterDirector(brokerId, partitionId, state, exporters, registry, dataDir,
+        this.exporting = new ExportingView(partitionId, exportingStates, state.exportGate());
+        this.director = new ExporterDirector(brokerId, partitionId, state, exporting, exporters, registry, dataDir,
             exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
         this.exporterScheduler = exporterScheduler;
         this.backfills = new PartitionBackfills(brokerId, partitionId, state,
             new RecordLogBackfillSource(partitionId, state::recordLog),
             new SpiBackfillExporterFactory(brokerId, dataDir, exporters, registry),
             this::replicateBackfill,
-            ExportingSwitch.underLock(state.exportGate(), state::exportingState),
-            () -> state.exportingState() == ExportingState.PAUSED,
+            exporting.backfillSwitch(),
+            () -> exporting.state() == ExportingState.PAUSED,
             backfillConfig,
             Clock.systemUTC());
         stateMachine.backfills(backfills);
         this.followers = new FollowerSync(this);
         this.transfers = new LeadershipTransfer(this, followers);
-        this.exportingStateChanges = new ExportingStateChanges(this, transfers, adminTimeout);
     }
 
     public static RaftGroupId groupId(final int partitionId)
@@ -208,6 +207,12 @@ public final class Partition implements PartitionListener, AutoCloseable
     public PartitionState state()
     {
         return state;
+    }
+
+    /** The partition's exporting state as its exporters on this broker obey it. */
+    public ExportingView exporting()
+    {
+        return exporting;
     }
 
     public ExporterDirector director()
@@ -364,8 +369,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         director.wakeUp();
     }
 
-    @Override
-    public void onExportingStateApplied(final int partitionId, final ExportingState state)
+    /** The control group applied a new exporting state for this partition, or its replica caught up: export at once. */
+    public void onExportingStateChanged()
     {
         director.wakeUp();
     }
@@ -485,20 +490,6 @@ public final class Partition implements PartitionListener, AutoCloseable
             }
             return result;
         });
-    }
-
-    /**
-     * Makes an exporting state change durable and replicated, then waits until this replica applied it.
-     * Answers at once when the held version is already at least {@code version}. Fails at the admin
-     * timeout when the group has no quorum; never reports a change that was not committed. A follower whose
-     * leader got the same request ({@code leaderTargeted}) waits briefly for the leader's entry rather than
-     * proposing its own, so a fan-out to every replica costs one entry per partition; otherwise it proposes at once.
-     * See {@link ExportingStateChanges}.
-     */
-    public CompletableFuture<Void> changeExportingState(
-        final ExportingState state, final long version, final boolean leaderTargeted)
-    {
-        return exportingStateChanges.change(state, version, leaderTargeted);
     }
 
     /** Proposes a backfill entry on the local leader; completes once applied here. */
@@ -658,8 +649,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         final Map<String, Long> positions = new LinkedHashMap<>();
         state.exporterIds().stream().sorted()
             .forEach((id) -> positions.put(id, state.exporterPosition(id)));
-        return new PartitionStatus(partitionId, role, term, leaderId, state.exportingState(),
-            state.exportingStateVersion(), state.lastPosition(), state.exportedPosition(),
+        return new PartitionStatus(partitionId, role, term, leaderId, exporting.heldState(),
+            exporting.version(), state.lastPosition(), state.exportedPosition(),
             positions);
     }
 

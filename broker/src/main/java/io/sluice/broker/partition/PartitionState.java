@@ -9,14 +9,10 @@ import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillAttemptStartedEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillCancelEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillCheckpointEntryDecoder;
-import io.sluice.broker.log.codecs.BackfillEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillRegisterEntryDecoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryDecoder;
-import io.sluice.broker.log.codecs.ExportingStateCode;
-import io.sluice.broker.log.codecs.ExportingStateEntryDecoder;
 import io.sluice.broker.log.codecs.IdempotentAppendEntryDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
-import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -31,14 +27,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The replicated state of one partition, without Raft: the record log, the exporting state and its version,
- * the exporters' acknowledged positions, the backfills and the remembered append ids. Every replica applies
+ * The replicated state of one partition, without Raft: the record log, the exporters' acknowledged positions,
+ * the backfills and the remembered append ids (the exporting state is the cluster control group's, issue 15,
+ * and reaches the exporters through {@link ExportingView}). Every replica applies
  * the same committed entries in the same order through {@link #apply}, one dispatch on the entry's template
  * id, so every replica holds the same state. {@link PartitionStateMachine} adapts it to Ratis.
  * <p>
@@ -53,8 +47,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link RecordLog#append(long, DirectBuffer, int, int, int, int)} copies it into the segment, the only copy here.
  * <p>
  * Thread-safety: {@link #apply}, {@link #restore} and the snapshot calls on one thread (Ratis's apply thread);
- * getters are safe from any thread. {@link #exportGate()} is held while an exporting state change is applied,
- * so an exporter that exports under the gate never exports after a pause has been applied.
+ * getters are safe from any thread. {@link #exportGate()} is held around every export (director and backfills)
+ * and by a pause's answer ({@link ExportingView#awaitExportsStopped}), so once a pause is answered nothing is
+ * exported; it is also held while a reset to latest moves an exporter's position.
  */
 public final class PartitionState implements PartitionBackfills.StateView
 {
@@ -63,9 +58,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     {
         /** Records up to {@code lastPosition} were applied. */
         void onRecordsApplied(int partitionId, long lastPosition);
-
-        /** A new exporting state was applied. */
-        void onExportingStateApplied(int partitionId, ExportingState state);
     }
 
     /** The reply of an entry that answers nothing. */
@@ -78,12 +70,10 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final Set<String> exporterIds;
     private final long segmentSizeBytes;
     private final Listener listener;
-    private final ReentrantLock exportGate = new ReentrantLock();
+    private final ExportGate exportGate = new ExportGate();
     private final Map<String, Long> exporterPositions = new ConcurrentHashMap<>();
-    private final Set<VersionWaiter> versionWaiters = ConcurrentHashMap.newKeySet();
 
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
-    private final ExportingStateEntryDecoder stateDecoder = new ExportingStateEntryDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
     private final AppendIdempotency idempotency;
     private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
@@ -96,8 +86,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     private volatile RecordLog log;
     /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
     private long appliedPosition;
-    private volatile ExportingState exportingState = ExportingState.EXPORTING;
-    private volatile long exportingStateVersion;
     private PartitionBackfills backfills;
 
     public PartitionState(
@@ -142,8 +130,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     public void restore(final Path directory, final PartitionSnapshot snapshot) throws IOException
     {
         exporterPositions.clear();
-        exportingState = ExportingState.EXPORTING;
-        exportingStateVersion = 0;
         idempotency.clear();
         long lastPosition = 0;
         long lastRecordRaftIndex = 0;
@@ -152,8 +138,6 @@ public final class PartitionState implements PartitionBackfills.StateView
         {
             lastPosition = snapshot.lastPosition();
             lastRecordRaftIndex = snapshot.lastRecordRaftIndex();
-            exportingState = snapshot.exportingState();
-            exportingStateVersion = snapshot.exportingStateVersion();
             exporterPositions.putAll(snapshot.exporterPositions());
             backfillState = snapshot.backfills();
             if (snapshot.idempotency().length > 0)
@@ -169,7 +153,6 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex);
         appliedPosition = lastPosition;
-        completeVersionWaiters();
     }
 
     /**
@@ -201,8 +184,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         final byte[] ids = new byte[idempotency.snapshotLength()];
         final int idsLength = idempotency.write(new UnsafeBuffer(ids), 0);
-        return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), exportingState, exportingStateVersion,
-            new TreeMap<>(exporterPositions), backfillState, Arrays.copyOf(ids, idsLength));
+        return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), new TreeMap<>(exporterPositions),
+            backfillState, Arrays.copyOf(ids, idsLength));
     }
 
     public void closeLog()
@@ -276,13 +259,9 @@ public final class PartitionState implements PartitionBackfills.StateView
         {
             case AppendEntryDecoder.TEMPLATE_ID:
                 return onAppend(index, appendReader.wrap(entry, templateId, blockLength, version));
-            case ExportingStateEntryDecoder.TEMPLATE_ID:
-                onExportingState(stateDecoder.wrap(buffer, offset, blockLength, version));
-                return NO_REPLY;
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
                 return NO_REPLY;
-            case BackfillEntryDecoder.TEMPLATE_ID: // written before schema version 3, see LegacyBackfillLayout
             case BackfillRegisterEntryDecoder.TEMPLATE_ID:
             case BackfillAttemptStartedEntryDecoder.TEMPLATE_ID:
             case BackfillCheckpointEntryDecoder.TEMPLATE_ID:
@@ -465,54 +444,18 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
     }
 
-    private void onExportingState(final ExportingStateEntryDecoder decoder)
-    {
-        final long version = decoder.version();
-        final ExportingState state = toExportingState(decoder.state());
-        if (version <= exportingStateVersion)
-        {
-            // Every replica of an operation submits the same version, so repeats are routine; an older version
-            // losing to a newer one is what an operator wants to see.
-            if (version == exportingStateVersion)
-            {
-                LOG.debug("partition {} on broker {}: exporting state {} version {} already held",
-                    partitionId, brokerId, state, version);
-            }
-            else
-            {
-                LOG.info("partition {} on broker {}: ignored exporting state {} version {}, holding {} version {}",
-                    partitionId, brokerId, state, version, exportingState, exportingStateVersion);
-            }
-            return;
-        }
-        exportGate.lock();
-        try
-        {
-            exportingState = state;
-            exportingStateVersion = version;
-        }
-        finally
-        {
-            exportGate.unlock();
-        }
-        LOG.info("partition {} on broker {}: exporting state is now {} (version {})",
-            partitionId, brokerId, state, version);
-        completeVersionWaiters();
-        listener.onExportingStateApplied(partitionId, state);
-    }
-
+    /**
+     * Soft pause and pause hold the acknowledged positions, and this apply does not look at the exporting state (the
+     * control group's, which replicas may apply at different moments): a leader proposes positions only while
+     * exporting, and a pause or soft pause is answered only once positions it proposed before have committed
+     * ({@link ExportingView#awaitExportsStopped}).
+     */
     private void onExporterPositions(final ExporterPositionsEntryDecoder decoder)
     {
-        // Soft pause (and pause) hold the acknowledged positions, also against acks submitted before it.
-        final boolean advance = exportingState == ExportingState.EXPORTING;
         for (final ExporterPositionsEntryDecoder.ExportersDecoder exporter : decoder.exporters())
         {
             final long position = exporter.position();
-            final String id = exporter.exporterId();
-            if (advance)
-            {
-                exporterPositions.merge(id, position, Math::max);
-            }
+            exporterPositions.merge(exporter.exporterId(), position, Math::max);
         }
     }
 
@@ -535,52 +478,6 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
     }
 
-    // --------------------------------------------------------------------------------------------- waiters
-
-    /**
-     * Completes with true once this replica has applied an exporting state of at least {@code version},
-     * with false after {@code timeoutMs}.
-     */
-    public CompletableFuture<Boolean> awaitExportingStateVersion(final long version, final long timeoutMs)
-    {
-        if (exportingStateVersion >= version)
-        {
-            return CompletableFuture.completedFuture(true);
-        }
-        final VersionWaiter waiter = new VersionWaiter(version);
-        versionWaiters.add(waiter);
-        waiter.future.completeOnTimeout(false, timeoutMs, TimeUnit.MILLISECONDS)
-            .whenComplete((r, e) -> versionWaiters.remove(waiter));
-        if (exportingStateVersion >= version) // applied between the check and the registration
-        {
-            waiter.future.complete(true);
-        }
-        return waiter.future;
-    }
-
-    private void completeVersionWaiters()
-    {
-        final long applied = exportingStateVersion;
-        for (final VersionWaiter waiter : versionWaiters)
-        {
-            if (waiter.version <= applied)
-            {
-                waiter.future.complete(true);
-            }
-        }
-    }
-
-    private static final class VersionWaiter
-    {
-        final long version;
-        final CompletableFuture<Boolean> future = new CompletableFuture<>();
-
-        VersionWaiter(final long version)
-        {
-            this.version = version;
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------- state
 
     public int partitionId()
@@ -600,17 +497,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         return log == null ? 0 : log.lastPosition();
     }
 
-    public ExportingState exportingState()
-    {
-        return exportingState;
-    }
-
-    public long exportingStateVersion()
-    {
-        return exportingStateVersion;
-    }
-
-    public ReentrantLock exportGate()
+    public ExportGate exportGate()
     {
         return exportGate;
     }
@@ -624,19 +511,19 @@ public final class PartitionState implements PartitionBackfills.StateView
 
     /**
      * Moves an exporter's acknowledged position forward within a backfill registration's apply (a reset to
-     * latest), under the export gate like an exporting state change.
+     * latest), inside the export gate, so no export is running on the position it replaces.
      */
     @Override
     public void advanceExporterPosition(final String exporterId, final long position)
     {
-        exportGate.lock();
+        exportGate.enter();
         try
         {
             exporterPositions.merge(exporterId, position, Math::max);
         }
         finally
         {
-            exportGate.unlock();
+            exportGate.exit();
         }
     }
 
@@ -673,28 +560,5 @@ public final class PartitionState implements PartitionBackfills.StateView
     AppendIdempotency idempotency()
     {
         return idempotency;
-    }
-
-    // --------------------------------------------------------------------------------------- state codes
-
-    public static ExportingStateCode toCode(final ExportingState state)
-    {
-        return switch (state)
-        {
-            case PAUSED -> ExportingStateCode.PAUSED;
-            case SOFT_PAUSED -> ExportingStateCode.SOFT_PAUSED;
-            default -> ExportingStateCode.EXPORTING;
-        };
-    }
-
-    static ExportingState toExportingState(final ExportingStateCode code)
-    {
-        return switch (code)
-        {
-            case PAUSED -> ExportingState.PAUSED;
-            case SOFT_PAUSED -> ExportingState.SOFT_PAUSED;
-            case EXPORTING -> ExportingState.EXPORTING;
-            default -> throw new IllegalStateException("unknown exporting state code " + code);
-        };
     }
 }

@@ -2,8 +2,6 @@ package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
-import io.sluice.broker.log.codecs.ExportingStateCode;
-import io.sluice.protocol.codecs.ExportingState;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -25,15 +23,10 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The Ratis state machine of one partition: a thin adapter over the replicated {@link PartitionState} and its
@@ -52,7 +45,7 @@ public final class PartitionStateMachine extends BaseStateMachine
     private final PartitionListener listener;
     private final PartitionState state;
     private final PartitionSnapshotStore snapshots = new PartitionSnapshotStore();
-    private final TreeMap<Long, List<CompletableFuture<Void>>> appliedWaiters = new TreeMap<>();
+    private final AppliedIndexWaiters appliedWaiters = new AppliedIndexWaiters(this::lastAppliedIndex);
 
     public PartitionStateMachine(
         final int brokerId,
@@ -153,7 +146,7 @@ public final class PartitionStateMachine extends BaseStateMachine
         finally
         {
             updateLastAppliedTermIndex(entry.getTerm(), index);
-            completeAppliedWaiters(index);
+            appliedWaiters.applied(index);
         }
     }
 
@@ -161,45 +154,13 @@ public final class PartitionStateMachine extends BaseStateMachine
     public void notifyTermIndexUpdated(final long term, final long index)
     {
         super.notifyTermIndexUpdated(term, index);
-        completeAppliedWaiters(index);
+        appliedWaiters.applied(index);
     }
 
     /** Completes once this replica has applied the entry at {@code index}. */
     public CompletableFuture<Void> awaitApplied(final long index)
     {
-        final CompletableFuture<Void> applied = new CompletableFuture<>();
-        synchronized (appliedWaiters)
-        {
-            if (lastAppliedIndex() >= index)
-            {
-                return CompletableFuture.completedFuture(null);
-            }
-            appliedWaiters.computeIfAbsent(index, (i) -> new ArrayList<>(1)).add(applied);
-        }
-        return applied;
-    }
-
-    private void completeAppliedWaiters(final long index)
-    {
-        List<CompletableFuture<Void>> ready = null;
-        synchronized (appliedWaiters)
-        {
-            final Iterator<Map.Entry<Long, List<CompletableFuture<Void>>>> it =
-                appliedWaiters.headMap(index, true).entrySet().iterator();
-            while (it.hasNext())
-            {
-                if (ready == null)
-                {
-                    ready = new ArrayList<>();
-                }
-                ready.addAll(it.next().getValue());
-                it.remove();
-            }
-        }
-        if (ready != null)
-        {
-            ready.forEach((f) -> f.complete(null));
-        }
+        return appliedWaiters.await(index);
     }
 
     public long lastAppliedIndex()
@@ -264,10 +225,5 @@ public final class PartitionStateMachine extends BaseStateMachine
     public static AppendOutcomes decodeAppendResult(final Message message)
     {
         return AppendReplies.decode(message.getContent().toByteArray());
-    }
-
-    public static ExportingStateCode toCode(final ExportingState state)
-    {
-        return PartitionState.toCode(state);
     }
 }

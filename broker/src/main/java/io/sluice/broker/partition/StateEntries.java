@@ -3,11 +3,8 @@ package io.sluice.broker.partition;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
-import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
@@ -15,23 +12,12 @@ import java.util.Arrays;
 import java.util.Map;
 
 /**
- * The partition's log entries that carry no records, encoded for a proposal: exporting state changes, exporter
- * positions and backfill changes (record batches are {@link AppendEntries}'). Off the hot path, so each allocates.
+ * The partition's log entries that carry no records, encoded for a proposal: exporter positions and backfill changes (record batches are {@link AppendEntries}'). Off the hot path, so each allocates.
  */
 final class StateEntries
 {
     private StateEntries()
     {
-    }
-
-    static Message exportingState(final ExportingState state, final long version)
-    {
-        final byte[] bytes = new byte[MessageHeaderEncoder.ENCODED_LENGTH + ExportingStateEntryEncoder.BLOCK_LENGTH];
-        new ExportingStateEntryEncoder()
-            .wrapAndApplyHeader(new UnsafeBuffer(bytes), 0, new MessageHeaderEncoder())
-            .state(PartitionStateMachine.toCode(state))
-            .version(version);
-        return Message.valueOf(UnsafeByteOperations.unsafeWrap(bytes));
     }
 
     static Message backfill(final BackfillEntry entry)

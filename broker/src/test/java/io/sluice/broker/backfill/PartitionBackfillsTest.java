@@ -143,20 +143,6 @@ class PartitionBackfillsTest implements PartitionBackfills.StateView
     }
 
     @Test
-    void aRegistrationEncodedBeforeTheLatestPositionFieldTakesTheApplyingLogsEnd() throws Exception
-    {
-        // Register("bf-1", "file", 1, 1, 1_000) as a version 1 entry (template 24, before schema version 3) wrote it.
-        final byte[] withoutLatest = org.agrona.BitUtil.fromHex(LegacyBackfillLayoutTest.VERSION_1_REGISTER);
-
-        assertThat(BackfillMessages.decodeEntry(new UnsafeBuffer(withoutLatest), 0, withoutLatest.length))
-            .isEqualTo(new BackfillEntry.Register("bf-1", "file", 1, 1, 1_000, BackfillEntry.Register.LATEST_AT_APPLY));
-        applyThread.submit(() -> backfills.apply(new UnsafeBuffer(withoutLatest), 0, withoutLatest.length))
-            .get(10, TimeUnit.SECONDS);
-        assertThat(backfills.registry().tasksOf("bf-1")).extracting(BackfillTask::toPosition).containsExactly(2_000L);
-        assertThat(exporterPosition("file")).isEqualTo(2_000);
-    }
-
-    @Test
     void aRegistrationForAnUnknownExporterOrGarbageBytesChangeNothing()
     {
         assertThat(backfills.apply(new BackfillEntry.Register("bf", "kafka", 1, 1, 1_000)))

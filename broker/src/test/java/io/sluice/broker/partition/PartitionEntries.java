@@ -3,15 +3,12 @@ package io.sluice.broker.partition;
 import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.log.RecordLog;
-import io.sluice.broker.log.codecs.BackfillEntryEncoder;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
-import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import io.sluice.broker.log.codecs.RecordBodyDecoder;
 import io.sluice.broker.log.codecs.RecordBodyEncoder;
-import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -103,16 +100,6 @@ final class PartitionEntries
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
-    static UnsafeBuffer exportingState(final ExportingState state, final long version)
-    {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
-        final ExportingStateEntryEncoder encoder = new ExportingStateEntryEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .state(PartitionState.toCode(state))
-            .version(version);
-        return copy(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
-    }
-
     static UnsafeBuffer exporterPositions(final Map<String, Long> positions)
     {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
@@ -126,16 +113,6 @@ final class PartitionEntries
     static UnsafeBuffer backfill(final BackfillEntry entry)
     {
         return new UnsafeBuffer(BackfillMessages.encode(entry));
-    }
-
-    /** A backfill entry as written before schema version 3 (template 24), holding {@code payload} as it is. */
-    static UnsafeBuffer legacyBackfill(final byte[] payload)
-    {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
-        final BackfillEntryEncoder encoder = new BackfillEntryEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .putPayload(payload, 0, payload.length);
-        return copy(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
     /** One client batch of an {@code IdempotentAppendEntry}: its id (scope NONE: none) and "key=payload" records. */

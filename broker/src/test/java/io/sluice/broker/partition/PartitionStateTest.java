@@ -1,14 +1,13 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.BackfillEntry;
-import io.sluice.broker.backfill.ExportingSwitch;
+import io.sluice.broker.backfill.ManualExportingSwitch;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.BackfillTask;
 import io.sluice.broker.backfill.PartitionBackfills;
-import io.sluice.broker.log.codecs.ExportingStateEntryEncoder;
+import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.partition.PartitionEntries.Batch;
-import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.broker.Allocations;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -25,11 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static io.sluice.broker.partition.PartitionEntries.append;
 import static io.sluice.broker.partition.PartitionEntries.exporterPositions;
-import static io.sluice.broker.partition.PartitionEntries.exportingState;
 import static io.sluice.broker.partition.PartitionEntries.idempotentAppend;
 import static io.sluice.broker.partition.PartitionEntries.records;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,12 +49,6 @@ class PartitionStateTest
         public void onRecordsApplied(final int partitionId, final long lastPosition)
         {
             events.add("records " + partitionId + " " + lastPosition);
-        }
-
-        @Override
-        public void onExportingStateApplied(final int partitionId, final ExportingState state)
-        {
-            events.add("state " + partitionId + " " + state);
         }
     };
     private final List<PartitionState> opened = new ArrayList<>();
@@ -108,45 +99,6 @@ class PartitionStateTest
     }
 
     @Test
-    void anExportingStateEntryOfANewerVersionIsAppliedAndTold() throws IOException
-    {
-        assertThat(state.apply(2, exportingState(ExportingState.PAUSED, 1))).isEqualTo(PartitionState.NO_REPLY);
-
-        assertThat(state.exportingState()).isEqualTo(ExportingState.PAUSED);
-        assertThat(state.exportingStateVersion()).isEqualTo(1);
-        assertThat(events).containsExactly("state 3 PAUSED");
-
-        state.apply(3, exportingState(ExportingState.EXPORTING, 2));
-        assertThat(state.exportingState()).isEqualTo(ExportingState.EXPORTING);
-        assertThat(events).containsExactly("state 3 PAUSED", "state 3 EXPORTING");
-    }
-
-    @Test
-    void anOlderExportingStateVersionNeverOverridesANewerOne() throws IOException
-    {
-        state.apply(2, exportingState(ExportingState.SOFT_PAUSED, 7));
-        state.apply(3, exportingState(ExportingState.PAUSED, 6));
-        state.apply(4, exportingState(ExportingState.EXPORTING, 7)); // the same version again
-
-        assertThat(state.exportingState()).isEqualTo(ExportingState.SOFT_PAUSED);
-        assertThat(state.exportingStateVersion()).isEqualTo(7);
-        assertThat(events).containsExactly("state 3 SOFT_PAUSED");
-    }
-
-    @Test
-    void aVersionWaiterCompletesOnceThatVersionIsAppliedAndOtherwiseTimesOutFalse() throws Exception
-    {
-        final CompletableFuture<Boolean> second = state.awaitExportingStateVersion(2, 30_000);
-        state.apply(2, exportingState(ExportingState.PAUSED, 1));
-        assertThat(second).isNotDone();
-
-        state.apply(3, exportingState(ExportingState.EXPORTING, 2));
-        assertThat(second).isCompletedWithValue(true);
-        assertThat(state.awaitExportingStateVersion(1, 30_000)).as("already applied").isCompletedWithValue(true);
-        assertThat(state.awaitExportingStateVersion(3, 20).get(5, TimeUnit.SECONDS)).isFalse();
-    }
-
-    @Test
     void exporterPositionsOnlyMoveForward() throws IOException
     {
         state.apply(2, exporterPositions(Map.of("file", 5L, "kafka", 3L)));
@@ -156,23 +108,6 @@ class PartitionStateTest
         assertThat(state.exporterPosition("kafka")).isEqualTo(3);
         assertThat(state.exportedPosition()).isEqualTo(3);
         assertThat(state.compactionFloor()).isEqualTo(4);
-    }
-
-    @Test
-    void aSoftPauseOrAPauseHoldsTheAcknowledgedPositions() throws IOException
-    {
-        state.apply(2, exporterPositions(Map.of("file", 5L)));
-        state.apply(3, exportingState(ExportingState.SOFT_PAUSED, 1));
-        state.apply(4, exporterPositions(Map.of("file", 9L)));
-        assertThat(state.exporterPosition("file")).isEqualTo(5);
-
-        state.apply(5, exportingState(ExportingState.PAUSED, 2));
-        state.apply(6, exporterPositions(Map.of("file", 9L)));
-        assertThat(state.exporterPosition("file")).isEqualTo(5);
-
-        state.apply(7, exportingState(ExportingState.EXPORTING, 3));
-        state.apply(8, exporterPositions(Map.of("file", 9L)));
-        assertThat(state.exporterPosition("file")).isEqualTo(9);
     }
 
     @Test
@@ -202,28 +137,11 @@ class PartitionStateTest
         final PartitionBackfills backfills = wireBackfills(state);
         state.apply(2, exporterPositions(Map.of("file", 2L)));
 
-        assertThat(state.apply(3, PartitionEntries.legacyBackfill(new byte[] {9, 9, 9}))).isEqualTo(PartitionState.NO_REPLY);
         final UnsafeBuffer cut = PartitionEntries.backfill(new BackfillEntry.Register("bf-1", "file", 2, 1, 5_000, 10));
         assertThat(state.apply(4, new UnsafeBuffer(cut, 0, cut.capacity() - 2))).isEqualTo(PartitionState.NO_REPLY);
 
         assertThat(backfills.registry().tasks()).isEmpty();
         assertThat(state.exporterPosition("file")).isEqualTo(2);
-    }
-
-    @Test
-    void aBackfillEntryWrittenBeforeSchemaVersion3IsStillApplied() throws IOException
-    {
-        final PartitionBackfills backfills = wireBackfills(state);
-        state.apply(2, append("a=1", "b=2", "c=3", "d=4", "e=5", "f=6", "g=7", "h=8", "i=9", "j=10"));
-        state.apply(3, exporterPositions(Map.of("file", 2L)));
-
-        // Register("bf-1", "file", 1 task, first task 1, at 1_000) as a version 1 entry wrote it: no latest position.
-        state.apply(4, new UnsafeBuffer(org.agrona.BitUtil.fromHex(
-            "00001800020002002200000001010400000062662d310400000066696c650100000001000000e803000000000000")));
-
-        assertThat(backfills.registry().tasksOf("bf-1")).extracting(BackfillTask::fromPosition, BackfillTask::toPosition)
-            .containsExactly(org.assertj.core.groups.Tuple.tuple(3L, 10L));
-        assertThat(state.exporterPosition("file")).as("reset to the applying log's end").isEqualTo(10);
     }
 
     @Test
@@ -306,15 +224,15 @@ class PartitionStateTest
     @Test
     void anEntryOfAnotherSchemaOrAnUnknownTemplateIsRefusedAndChangesNothing() throws IOException
     {
-        final UnsafeBuffer otherSchema = exportingState(ExportingState.PAUSED, 1);
-        otherSchema.putShort(4, (short)(ExportingStateEntryEncoder.SCHEMA_ID + 1), java.nio.ByteOrder.LITTLE_ENDIAN);
-        final UnsafeBuffer unknownTemplate = exportingState(ExportingState.PAUSED, 1);
+        final UnsafeBuffer otherSchema = exporterPositions(Map.of("file", 1L));
+        otherSchema.putShort(4, (short)(ExporterPositionsEntryEncoder.SCHEMA_ID + 1), java.nio.ByteOrder.LITTLE_ENDIAN);
+        final UnsafeBuffer unknownTemplate = exporterPositions(Map.of("file", 1L));
         unknownTemplate.putShort(2, (short)999, java.nio.ByteOrder.LITTLE_ENDIAN);
 
         assertThatThrownBy(() -> state.apply(2, otherSchema)).isInstanceOf(IOException.class).hasMessageContaining("schema");
         assertThatThrownBy(() -> state.apply(3, unknownTemplate)).isInstanceOf(IOException.class)
             .hasMessageContaining("unknown template 999");
-        assertThat(state.exportingStateVersion()).isZero();
+        assertThat(state.exporterPosition("file")).isZero();
         assertThat(events).isEmpty();
     }
 
@@ -326,7 +244,6 @@ class PartitionStateTest
         state.apply(3, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "d=four")));
         state.apply(4, exporterPositions(Map.of("file", 1L, "kafka", 4L)));
         state.apply(5, PartitionEntries.backfill(new BackfillEntry.Register("bf-1", "file", 1, 1, 5_000, 4)));
-        state.apply(6, exportingState(ExportingState.SOFT_PAUSED, 4));
         state.sealAndCompactLog(state.compactionFloor());
         final PartitionSnapshot snapshot = state.snapshot();
         state.apply(7, append("e=five"));
@@ -334,7 +251,7 @@ class PartitionStateTest
         final PartitionState restarted = restart(state, snapshot, true);
 
         assertThat(restarted.snapshot()).as("the snapshot's state and the log after it")
-            .isEqualTo(new PartitionSnapshot(5, 7, ExportingState.SOFT_PAUSED, 4, Map.of("file", 4L, "kafka", 4L),
+            .isEqualTo(new PartitionSnapshot(5, 7, Map.of("file", 4L, "kafka", 4L),
                 snapshot.backfills(), snapshot.idempotency()));
         assertThat(restarted.exportedPosition()).isEqualTo(4);
         assertThat(restarted.compactionFloor()).as("the backfill task survived").isEqualTo(2);
@@ -350,8 +267,7 @@ class PartitionStateTest
     @Test
     void aStateRestoredWithoutASnapshotForgetsWhatItHeld() throws IOException
     {
-        state.apply(2, exportingState(ExportingState.PAUSED, 3));
-        state.apply(3, exporterPositions(Map.of("file", 0L)));
+        state.apply(3, exporterPositions(Map.of("file", 2L)));
         state.apply(4, idempotentAppend(1_000, new Batch(IdempotencyScope.CLIENT, 7, 8, 9, WINDOW_MS, "a=one")));
         final PartitionState fresh = new PartitionState(0, PARTITION, Set.of("file", "kafka"), SEGMENT_BYTES, listener);
         opened.add(fresh);
@@ -361,7 +277,7 @@ class PartitionStateTest
         state.restore(dir.resolve("other"), null);
 
         assertThat(state.snapshot()).isEqualTo(fresh.snapshot());
-        assertThat(state.snapshot().exportingState()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(state.exporterPosition("file")).isZero();
         assertThat(state.idempotency().clientKeyCount()).isZero();
     }
 
@@ -472,8 +388,8 @@ class PartitionStateTest
                 throw new IllegalStateException("no backfill runs here");
             },
             (entry) -> CompletableFuture.failedFuture(new IllegalStateException("not a leader")),
-            ExportingSwitch.underLock(state.exportGate(), state::exportingState),
-            () -> state.exportingState() == ExportingState.PAUSED,
+            new ManualExportingSwitch(),
+            () -> false,
             BackfillRunnerConfig.defaults(),
             Clock.systemUTC());
         state.backfills(backfills);

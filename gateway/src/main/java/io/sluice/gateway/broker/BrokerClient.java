@@ -1,7 +1,6 @@
 package io.sluice.gateway.broker;
 
 import io.sluice.protocol.cluster.PartitionReplica;
-import io.sluice.protocol.codecs.AdminRequestKind;
 
 import java.time.Duration;
 import java.util.List;
@@ -18,12 +17,10 @@ import java.util.concurrent.CompletableFuture;
 public interface BrokerClient extends AutoCloseable
 {
     /**
-     * Sends one admin request to exactly the named replica, with no retry. {@code leaderTargeted} says the same
-     * request goes to the partition's leader too, so a follower may wait for the leader's entry instead of
-     * proposing its own.
+     * Sends one pair request of an exporting operation to exactly the named replica, with no retry. The request names
+     * the whole operation, so its brokers commit it once for all its pairs.
      */
-    CompletableFuture<AdminResult> admin(
-        PartitionReplica target, AdminRequestKind kind, long version, boolean leaderTargeted, Duration timeout);
+    CompletableFuture<AdminResult> admin(PartitionReplica target, AdminOperation operation, Duration timeout);
 
     /**
      * Appends a batch to a partition's leader, following NOT_LEADER answers and leader changes until the

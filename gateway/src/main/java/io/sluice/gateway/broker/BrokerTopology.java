@@ -4,7 +4,18 @@ import io.sluice.protocol.cluster.PartitionStatus;
 
 import java.util.List;
 
-/** One broker's answer to a topology request: its view of each partition it hosts. */
-public record BrokerTopology(int brokerId, List<PartitionStatus> partitions)
+/**
+ * One broker's answer to a topology request: its view of each partition it hosts, and of the cluster control group.
+ *
+ * @param controlLeaderId the control group's leader as the broker knows it, -1 when it knows none.
+ * @param controlCaughtUp whether the broker's control group replica caught up with the group (until then its
+ *                        exporting states may be older than what was answered, and it exports nothing).
+ */
+public record BrokerTopology(int brokerId, List<PartitionStatus> partitions, int controlLeaderId, boolean controlCaughtUp)
 {
+    /** A broker's view without news of the control group (tests, older brokers). */
+    public BrokerTopology(final int brokerId, final List<PartitionStatus> partitions)
+    {
+        this(brokerId, partitions, -1, true);
+    }
 }

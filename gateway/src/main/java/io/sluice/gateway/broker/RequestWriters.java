@@ -5,6 +5,7 @@ import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.codecs.OperationScope;
 import io.sluice.protocol.codecs.TopologyRequestEncoder;
 import io.sluice.protocol.transport.MessageWriter;
 import org.agrona.MutableDirectBuffer;
@@ -51,18 +52,27 @@ public final class RequestWriters
         void write(MutableDirectBuffer buffer, int offset);
     }
 
-    static MessageWriter admin(
-        final int brokerId, final int partitionId, final AdminRequestKind kind, final long version, final boolean leaderTargeted)
+    static MessageWriter admin(final int brokerId, final int partitionId, final AdminOperation operation)
     {
-        return of(MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH, (buffer, offset) ->
+        final int[] partitions = operation.partitions();
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + AdminRequestEncoder.BLOCK_LENGTH +
+            AdminRequestEncoder.OperationPartitionsEncoder.sbeHeaderSize() +
+            partitions.length * AdminRequestEncoder.OperationPartitionsEncoder.sbeBlockLength();
+        return of(length, (buffer, offset) ->
         {
             final Encoders encoders = ENCODERS.get();
-            encoders.admin.wrapAndApplyHeader(buffer, offset, encoders.header)
+            final AdminRequestEncoder encoder = encoders.admin.wrapAndApplyHeader(buffer, offset, encoders.header)
                 .brokerId(brokerId)
                 .partitionId(partitionId)
-                .kind(kind)
-                .version(version)
-                .leaderTargeted(leaderTargeted ? BooleanType.TRUE : BooleanType.FALSE);
+                .kind(operation.kind())
+                .version(operation.version())
+                .leaderTargeted(operation.controlLeaderTargeted() ? BooleanType.TRUE : BooleanType.FALSE)
+                .operationScope(operation.allPartitions() ? OperationScope.ALL : OperationScope.LISTED);
+            final AdminRequestEncoder.OperationPartitionsEncoder listed = encoder.operationPartitionsCount(partitions.length);
+            for (final int p : partitions)
+            {
+                listed.next().partitionId(p);
+            }
         });
     }
 

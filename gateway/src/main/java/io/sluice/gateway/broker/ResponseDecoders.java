@@ -4,6 +4,7 @@ import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.PartitionRole;
@@ -113,7 +114,11 @@ final class ResponseDecoders
                     stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions)));
             }
             checkLimit(topology.limit(), length, what);
-            return new BrokerTopology(brokerId, List.copyOf(partitions));
+            // Absent before protocol version 3: a broker that does not say has no control group to wait for.
+            final int controlLeaderId = topology.controlLeaderId();
+            final boolean controlCaughtUp = topology.controlCaughtUp() != BooleanType.FALSE;
+            return new BrokerTopology(brokerId, List.copyOf(partitions),
+                controlLeaderId == TopologyResponseDecoder.controlLeaderIdNullValue() ? -1 : controlLeaderId, controlCaughtUp);
         });
     }
 }

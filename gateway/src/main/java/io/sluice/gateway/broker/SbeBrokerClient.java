@@ -75,14 +75,9 @@ public final class SbeBrokerClient implements BrokerClient
 
     @Override
     public CompletableFuture<AdminResult> admin(
-        final PartitionReplica target,
-        final AdminRequestKind kind,
-        final long version,
-        final boolean leaderTargeted,
-        final Duration timeout)
+        final PartitionReplica target, final AdminOperation operation, final Duration timeout)
     {
-        return requests.send(target,
-            RequestWriters.admin(target.brokerId(), target.partitionId(), kind, version, leaderTargeted), timeout,
+        return requests.send(target, RequestWriters.admin(target.brokerId(), target.partitionId(), operation), timeout,
             (buffer, replica, what) -> ResponseDecoders.get().decodeAdmin(buffer, replica));
     }
 

@@ -28,6 +28,22 @@ public class ClusterProperties
      */
     private boolean autoRebalance = true;
 
+    /**
+     * Brokers that vote in the cluster control group (brokers 0 to N-1, at most the cluster size); the others follow
+     * it as non-voting listeners. Every broker of a cluster must be given the same value.
+     */
+    private int controlVoters = 3;
+
+    public int getControlVoters()
+    {
+        return controlVoters;
+    }
+
+    public void setControlVoters(final int controlVoters)
+    {
+        this.controlVoters = controlVoters;
+    }
+
     public boolean isAutoRebalance()
     {
         return autoRebalance;

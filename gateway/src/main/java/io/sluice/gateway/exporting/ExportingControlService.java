@@ -1,5 +1,6 @@
 package io.sluice.gateway.exporting;
 
+import io.sluice.gateway.broker.AdminOperation;
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerErrorException;
@@ -23,12 +24,10 @@ import org.springframework.stereotype.Service;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -127,8 +126,10 @@ public class ExportingControlService
         String common = null;
         for (final PartitionReplica replica : topology.distribution().replicas())
         {
+            // A broker whose control group replica has not caught up may report a state older than what was answered.
             final Optional<PartitionStatus> reported =
-                topology.isReachable(replica.brokerId()) ? topology.status(replica) : Optional.empty();
+                topology.isReachable(replica.brokerId()) && topology.isControlCaughtUp(replica.brokerId()) ?
+                    topology.status(replica) : Optional.empty();
             final ExportingStatus.PairStatus pair = reported
                 .map(status -> pairStatus(replica, status))
                 .orElseGet(() -> new ExportingStatus.PairStatus(
@@ -179,11 +180,11 @@ public class ExportingControlService
         final long version = versions.next(highestReportedVersion());
         final long startNanos = System.nanoTime();
 
-        final Set<PartitionReplica> targeted = new HashSet<>(targets);
+        final AdminOperation request = adminOperation(operation, version, targets);
         final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
         for (final PartitionReplica target : targets)
         {
-            pending.add(send(operation, target, version, isLeaderTargeted(target.partitionId(), targeted)));
+            pending.add(send(operation, request, target, version));
         }
 
         return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->
@@ -269,19 +270,27 @@ public class ExportingControlService
     }
 
     /**
-     * Whether this operation also reaches the partition's leader (as last polled): then its followers wait for the
-     * leader's entry rather than each proposing one, so a partition costs one Raft entry however many of its
-     * replicas are targeted. Without the leader a follower proposes at once instead of waiting for nothing.
+     * The operation as each of its pair requests names it: every partition when it targets every pair, else the
+     * partitions of its targets; and whether it also reaches the control group's leader (as last polled). Then the
+     * other brokers wait for the leader's entry rather than each proposing one, so the whole operation costs one
+     * control group commit; without the leader each proposes at once instead of waiting for nothing.
      */
-    private boolean isLeaderTargeted(final int partitionId, final Set<PartitionReplica> targeted)
+    private AdminOperation adminOperation(
+        final ExportingOperation operation, final long version, final List<PartitionReplica> targets)
     {
-        final OptionalInt leader = topology.leaderOf(partitionId);
-        return leader.isPresent() && !topology.isKnownDown(leader.getAsInt()) &&
-            targeted.contains(new PartitionReplica(leader.getAsInt(), partitionId));
+        final OptionalInt controlLeader = topology.controlLeader();
+        final boolean leaderTargeted = controlLeader.isPresent() && !topology.isKnownDown(controlLeader.getAsInt()) &&
+            targets.stream().anyMatch((target) -> target.brokerId() == controlLeader.getAsInt());
+        if (targets.size() == topology.distribution().replicas().size())
+        {
+            return new AdminOperation(operation.requestKind(), version, leaderTargeted, true, new int[0]);
+        }
+        return new AdminOperation(operation.requestKind(), version, leaderTargeted, false,
+            targets.stream().mapToInt(PartitionReplica::partitionId).distinct().sorted().toArray());
     }
 
     private CompletableFuture<TargetResult> send(
-        final ExportingOperation operation, final PartitionReplica target, final long version, final boolean leaderTargeted)
+        final ExportingOperation operation, final AdminOperation request, final PartitionReplica target, final long version)
     {
         // Fail at once only where no connection can be had; a hung broker gets its request and times out (504).
         if (topology.isKnownDown(target.brokerId()))
@@ -292,7 +301,7 @@ public class ExportingControlService
         final CompletableFuture<AdminResult> answer;
         try
         {
-            answer = brokerClient.admin(target, operation.requestKind(), version, leaderTargeted, requestTimeout);
+            answer = brokerClient.admin(target, request, requestTimeout);
         }
         catch (final RuntimeException e)
         {

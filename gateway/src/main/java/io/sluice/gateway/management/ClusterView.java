@@ -2,18 +2,23 @@ package io.sluice.gateway.management;
 
 import java.util.List;
 
-/** What {@code /actuator/partitions} and {@code /actuator/topology} answer: every broker and every pair. */
+/**
+ * What {@code /actuator/partitions} and {@code /actuator/topology} answer: every broker and every pair, and the leader
+ * of the cluster control group (which holds the exporting state), -1 when no reachable broker knows one.
+ */
 public record ClusterView(
-    int clusterSize, int partitionCount, int replicationFactor, List<Broker> brokers, List<Partition> partitions)
+    int clusterSize, int partitionCount, int replicationFactor, int controlLeaderId, List<Broker> brokers,
+    List<Partition> partitions)
 {
     /**
      * {@code reason} says why an unreachable broker is so, or is null. {@code leaderOf} lists the partitions this
      * broker leads, {@code preferredLeaderOf} those it should lead (it is first in their placement): equal when the
-     * leaderships are balanced.
+     * leaderships are balanced. {@code controlCaughtUp}: the broker's control group replica caught up with the group
+     * (until then it exports nothing).
      */
     public record Broker(
         int brokerId, String address, boolean reachable, String reason, List<Integer> leaderOf,
-        List<Integer> preferredLeaderOf)
+        List<Integer> preferredLeaderOf, boolean controlCaughtUp)
     {
     }
 

@@ -56,7 +56,7 @@ public class ClusterViewService
             final boolean reachable = topology.isReachable(b);
             final String reason = reachable ? null : unreachableReason(b);
             brokers.add(new ClusterView.Broker(b, address.getHostString() + ":" + address.getPort(), reachable, reason,
-                List.copyOf(led.get(b)), List.copyOf(preferred.get(b))));
+                List.copyOf(led.get(b)), List.copyOf(preferred.get(b)), reachable && topology.isControlCaughtUp(b)));
         }
         final List<ClusterView.Partition> partitions = new ArrayList<>();
         for (int p = 1; p <= distribution.partitionCount(); p++)
@@ -86,7 +86,8 @@ public class ClusterViewService
                 List.copyOf(replicas)));
         }
         return new ClusterView(distribution.brokerCount(), distribution.partitionCount(),
-            distribution.replicationFactor(), List.copyOf(brokers), List.copyOf(partitions));
+            distribution.replicationFactor(), topology.controlLeader().orElse(-1), List.copyOf(brokers),
+            List.copyOf(partitions));
     }
 
     /** Whether every partition has a reachable leader. */

@@ -34,4 +34,22 @@ public interface ClusterTopology
 
     /** The leader of the partition as last reported by a reachable replica with the highest term. */
     OptionalInt leaderOf(int partitionId);
+
+    /**
+     * The cluster control group's leader as most reachable brokers last reported it; empty when none is known (a
+     * topology that does not follow the control group knows none).
+     */
+    default OptionalInt controlLeader()
+    {
+        return OptionalInt.empty();
+    }
+
+    /**
+     * Whether the broker's replica of the control group caught up with the group, as it last reported; until then its
+     * exporting states may lag what was answered. True for a topology that does not follow the control group.
+     */
+    default boolean isControlCaughtUp(final int brokerId)
+    {
+        return true;
+    }
 }

@@ -133,6 +133,32 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     }
 
     @Override
+    public OptionalInt controlLeader()
+    {
+        // The id most reachable brokers name: one that just lost the leadership, or has not heard of the new one,
+        // is outvoted by the others.
+        final int[] votes = new int[distribution.brokerCount()];
+        int best = -1;
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            final BrokerView view = views.get(b);
+            final int leader = view.controlLeaderId();
+            if (view.reachable() && leader >= 0 && leader < votes.length && ++votes[leader] > (best < 0 ? 0 : votes[best]))
+            {
+                best = leader;
+            }
+        }
+        return best < 0 ? OptionalInt.empty() : OptionalInt.of(best);
+    }
+
+    @Override
+    public boolean isControlCaughtUp(final int brokerId)
+    {
+        final BrokerView view = views.get(brokerId);
+        return view.reachable() && view.controlCaughtUp();
+    }
+
+    @Override
     public boolean isKnownDown(final int brokerId)
     {
         return distribution.isBroker(brokerId) && views.get(brokerId).connectionFailed();
@@ -205,7 +231,8 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
                     partitions.put(status.partitionId(), status);
                 }
             }
-            views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, false, startedNanos));
+            views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, false, startedNanos,
+                topology.controlLeaderId(), topology.controlCaughtUp()));
             if (!previous.reachable())
             {
                 LOG.info("broker {} at {} is reachable ({} partitions reported)",
@@ -235,11 +262,13 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         Map<Integer, PartitionStatus> partitions,
         String failure,
         boolean connectionFailed,
-        long polledAtNanos)
+        long polledAtNanos,
+        int controlLeaderId,
+        boolean controlCaughtUp)
     {
         static BrokerView unreachable(final String failure, final boolean connectionFailed, final long polledAtNanos)
         {
-            return new BrokerView(false, Map.of(), failure, connectionFailed, polledAtNanos);
+            return new BrokerView(false, Map.of(), failure, connectionFailed, polledAtNanos, -1, false);
         }
     }
 

@@ -144,8 +144,8 @@ class SbeBrokerClientTest
 
         assertThatThrownBy(() -> client.topology(0, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
             .cause().isInstanceOf(MalformedResponseException.class).hasMessageContaining("broker 0");
-        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1), AdminRequestKind.PAUSE_EXPORTING, 1, true,
-            Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
+        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1),
+            AdminOperation.ofPartition(AdminRequestKind.PAUSE_EXPORTING, 1, true, 1), Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
             .cause().isInstanceOf(MalformedResponseException.class);
     }
 
@@ -161,8 +161,8 @@ class SbeBrokerClientTest
     @Test
     void adminGoesToExactlyTheNamedPairWithoutRetry() throws Exception
     {
-        final AdminResult result = client.admin(new PartitionReplica(2, 1), AdminRequestKind.PAUSE_EXPORTING, 42, true,
-            Duration.ofSeconds(5)).get();
+        final AdminResult result = client.admin(new PartitionReplica(2, 1),
+            AdminOperation.ofPartition(AdminRequestKind.PAUSE_EXPORTING, 42, true, 1), Duration.ofSeconds(5)).get();
 
         assertThat(result.replica()).isEqualTo(new PartitionReplica(2, 1));
         assertThat(result.state()).isEqualTo(ExportingState.PAUSED);
@@ -174,8 +174,8 @@ class SbeBrokerClientTest
         assertThat(brokers.get(0).adminsReceived.get() + brokers.get(1).adminsReceived.get()).isZero();
 
         brokers.get(0).close();
-        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1), AdminRequestKind.RESUME_EXPORTING, 43, false,
-            Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
+        assertThatThrownBy(() -> client.admin(new PartitionReplica(0, 1),
+            AdminOperation.ofPartition(AdminRequestKind.RESUME_EXPORTING, 43, false, 1), Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS))
             .cause().isInstanceOf(PeerUnreachableException.class);
     }
 
@@ -187,8 +187,8 @@ class SbeBrokerClientTest
         try (SbeBrokerClient narrow = new SbeBrokerClient(
             new TransportClient(TransportConfig.defaults()), small, LeaderLookup.NONE, true))
         {
-            assertThatThrownBy(() -> narrow.admin(new PartitionReplica(1, 1), AdminRequestKind.PAUSE_EXPORTING, 1, false,
-                Duration.ofSeconds(1)).get())
+            assertThatThrownBy(() -> narrow.admin(new PartitionReplica(1, 1),
+                AdminOperation.ofPartition(AdminRequestKind.PAUSE_EXPORTING, 1, false, 1), Duration.ofSeconds(1)).get())
                 .cause().isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partition 1 on broker 1");
         }
         assertThat(brokers.get(1).adminsReceived.get()).isZero();

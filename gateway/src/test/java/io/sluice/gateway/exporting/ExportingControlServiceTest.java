@@ -232,24 +232,60 @@ class ExportingControlServiceTest
     }
 
     @Test
-    void followersWaitForTheLeadersEntryOnlyWhenTheLeaderIsTargetedToo()
+    void everyRequestNamesTheWholeOperationSoItsBrokersCommitItOnce()
     {
-        topology.leader(1, 0).leader(2, 1).leader(3, 2).unreachable(2);
-        final List<PartitionReplica> targets = List.of(
-            new PartitionReplica(0, 1), new PartitionReplica(1, 1),  // partition 1 with its leader
-            new PartitionReplica(0, 2),                              // partition 2 without its leader (broker 1)
-            new PartitionReplica(0, 3),                              // partition 3: its leader is known down
-            new PartitionReplica(0, 4), new PartitionReplica(1, 4)); // partition 4: no leader known
+        service.pause(false, Optional.empty()).join();
+        assertThat(client.calls).hasSize(18).allSatisfy(call ->
+        {
+            assertThat(call.operation().allPartitions()).as("every pair targeted").isTrue();
+            assertThat(call.operation().partitions()).isEmpty();
+        });
 
-        service.pause(false, Optional.of(targets)).join();
+        client.calls.clear();
+        service.resume(Optional.of(List.of(new PartitionReplica(2, 4), new PartitionReplica(0, 1),
+            new PartitionReplica(1, 1)))).join();
+        assertThat(client.calls).hasSize(3).allSatisfy(call ->
+        {
+            assertThat(call.operation().allPartitions()).isFalse();
+            assertThat(call.operation().partitions()).containsExactly(1, 4);
+        });
+        assertThat(client.calls.stream().map(FakeBrokerClient.AdminCall::version).distinct()).hasSize(1);
+    }
 
-        final Map<PartitionReplica, Boolean> flags = new HashMap<>();
-        client.calls.forEach(call -> flags.put(call.target(), call.leaderTargeted()));
-        assertThat(flags).containsExactlyInAnyOrderEntriesOf(Map.of(
-            new PartitionReplica(0, 1), true, new PartitionReplica(1, 1), true,
-            new PartitionReplica(0, 2), false,
-            new PartitionReplica(0, 3), false,
-            new PartitionReplica(0, 4), false, new PartitionReplica(1, 4), false));
+    @Test
+    void otherBrokersWaitForTheControlLeadersEntryOnlyWhenTheOperationReachesItToo()
+    {
+        final List<PartitionReplica> withoutBroker1 = List.of(new PartitionReplica(0, 1), new PartitionReplica(2, 4));
+
+        topology.controlLeader(1);
+        service.pause(false, Optional.of(withoutBroker1)).join();
+        assertThat(client.calls).as("the control leader is not targeted").noneMatch(FakeBrokerClient.AdminCall::leaderTargeted);
+
+        client.calls.clear();
+        service.pause(false, Optional.empty()).join();
+        assertThat(client.calls).hasSize(18).allMatch(FakeBrokerClient.AdminCall::leaderTargeted);
+
+        client.calls.clear();
+        topology.unreachable(1);
+        service.pause(false, Optional.empty()).join();
+        assertThat(client.calls).as("the control leader is known down").isNotEmpty()
+            .noneMatch(FakeBrokerClient.AdminCall::leaderTargeted);
+
+        client.calls.clear();
+        topology.reset();
+        service.pause(false, Optional.empty()).join();
+        assertThat(client.calls).as("no control leader known").noneMatch(FakeBrokerClient.AdminCall::leaderTargeted);
+    }
+
+    @Test
+    void aPairWhoseBrokerHasNotCaughtUpWithTheControlGroupShowsUnknown()
+    {
+        final PartitionReplica pair = new PartitionReplica(1, 1);
+        topology.report(pair, new PartitionStatus(1, PartitionRole.FOLLOWER, 2, 0, ExportingState.EXPORTING, 0, 10, 5,
+            Map.of())).controlNotCaughtUp(1);
+
+        assertThat(service.status().targets()).filteredOn((t) -> t.brokerId() == 1 && t.partitionId() == 1)
+            .singleElement().extracting(ExportingStatus.PairStatus::state).isEqualTo(ExportingStatus.UNKNOWN);
     }
 
     @Test

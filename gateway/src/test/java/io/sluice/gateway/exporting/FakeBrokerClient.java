@@ -1,5 +1,6 @@
 package io.sluice.gateway.exporting;
 
+import io.sluice.gateway.broker.AdminOperation;
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.AppendId;
 import io.sluice.gateway.broker.AppendResult;
@@ -19,8 +20,22 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /** A broker client that records admin requests and answers each as the test's responder decides. */
 public final class FakeBrokerClient implements BrokerClient
 {
-    public record AdminCall(PartitionReplica target, AdminRequestKind kind, long version, boolean leaderTargeted, Duration timeout)
+    public record AdminCall(PartitionReplica target, AdminOperation operation, Duration timeout)
     {
+        public AdminRequestKind kind()
+        {
+            return operation.kind();
+        }
+
+        public long version()
+        {
+            return operation.version();
+        }
+
+        public boolean leaderTargeted()
+        {
+            return operation.controlLeaderTargeted();
+        }
     }
 
     public interface Responder
@@ -63,13 +78,9 @@ public final class FakeBrokerClient implements BrokerClient
 
     @Override
     public CompletableFuture<AdminResult> admin(
-        final PartitionReplica target,
-        final AdminRequestKind kind,
-        final long version,
-        final boolean leaderTargeted,
-        final Duration timeout)
+        final PartitionReplica target, final AdminOperation operation, final Duration timeout)
     {
-        final AdminCall call = new AdminCall(target, kind, version, leaderTargeted, timeout);
+        final AdminCall call = new AdminCall(target, operation, timeout);
         calls.add(call);
         return responder.answer(call);
     }

@@ -19,6 +19,8 @@ public final class FakeClusterTopology implements ClusterTopology
     private final Set<Integer> unreachable = ConcurrentHashMap.newKeySet();
     private final Map<PartitionReplica, PartitionStatus> statuses = new ConcurrentHashMap<>();
     private final Map<Integer, Integer> leaders = new ConcurrentHashMap<>();
+    private final Set<Integer> notCaughtUp = ConcurrentHashMap.newKeySet();
+    private volatile int controlLeader = -1;
 
     public FakeClusterTopology(final PartitionDistribution distribution)
     {
@@ -49,12 +51,27 @@ public final class FakeClusterTopology implements ClusterTopology
         return this;
     }
 
+    public FakeClusterTopology controlLeader(final int brokerId)
+    {
+        controlLeader = brokerId;
+        return this;
+    }
+
+    /** The broker reports its control group replica has not caught up yet. */
+    public FakeClusterTopology controlNotCaughtUp(final int brokerId)
+    {
+        notCaughtUp.add(brokerId);
+        return this;
+    }
+
     /** Every broker reachable again, nothing reported, no leader known. */
     public void reset()
     {
         unreachable.clear();
         statuses.clear();
         leaders.clear();
+        notCaughtUp.clear();
+        controlLeader = -1;
     }
 
     @Override
@@ -80,5 +97,18 @@ public final class FakeClusterTopology implements ClusterTopology
     {
         final Integer leader = leaders.get(partitionId);
         return leader == null ? OptionalInt.empty() : OptionalInt.of(leader);
+    }
+
+    @Override
+    public OptionalInt controlLeader()
+    {
+        final int leader = controlLeader;
+        return leader < 0 ? OptionalInt.empty() : OptionalInt.of(leader);
+    }
+
+    @Override
+    public boolean isControlCaughtUp(final int brokerId)
+    {
+        return isReachable(brokerId) && !notCaughtUp.contains(brokerId);
     }
 }

@@ -1,6 +1,7 @@
 package io.sluice.gateway.records;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sluice.gateway.broker.AdminOperation;
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.AppendId;
 import io.sluice.gateway.broker.AppendResult;
@@ -201,8 +202,7 @@ class RecordsServiceTest
 
         @Override
         public CompletableFuture<AdminResult> admin(
-            final PartitionReplica target, final AdminRequestKind kind, final long version, final boolean leaderTargeted,
-            final Duration timeout)
+            final PartitionReplica target, final AdminOperation operation, final Duration timeout)
         {
             throw new UnsupportedOperationException();
         }

@@ -22,6 +22,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -111,7 +112,8 @@ class SbeMessageRoundTripTest
     {
         final AdminRequestEncoder request = new AdminRequestEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
             .brokerId(2).partitionId(5).kind(AdminRequestKind.SOFT_PAUSE_EXPORTING).version(1_764_420_000_123L)
-            .leaderTargeted(BooleanType.TRUE);
+            .leaderTargeted(BooleanType.TRUE).operationScope(OperationScope.LISTED);
+        request.operationPartitionsCount(2).next().partitionId(5).next().partitionId(7);
         final DirectBuffer echoedRequest = roundTrip(AdminRequestDecoder.TEMPLATE_ID, request.encodedLength());
         final AdminRequestDecoder requestDecoder =
             new AdminRequestDecoder().wrapAndApplyHeader(echoedRequest, 0, headerDecoder);
@@ -120,6 +122,10 @@ class SbeMessageRoundTripTest
         assertThat(requestDecoder.kind()).isEqualTo(AdminRequestKind.SOFT_PAUSE_EXPORTING);
         assertThat(requestDecoder.version()).isEqualTo(1_764_420_000_123L);
         assertThat(requestDecoder.leaderTargeted()).isEqualTo(BooleanType.TRUE);
+        assertThat(requestDecoder.operationScope()).isEqualTo(OperationScope.LISTED);
+        final List<Integer> listed = new java.util.ArrayList<>();
+        requestDecoder.operationPartitions().forEach((p) -> listed.add(p.partitionId()));
+        assertThat(listed).containsExactly(5, 7);
         assertThat(SERVER_DECODED.get(AdminRequestDecoder.TEMPLATE_ID)).contains("SOFT_PAUSE_EXPORTING");
 
         final AdminResponseEncoder response = new AdminResponseEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)

@@ -3,6 +3,7 @@ package io.sluice.qa.bench;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.broker.control.ExportingChange;
 import io.sluice.broker.partition.Partition;
 import io.sluice.exporter.kafka.KafkaBroker;
 import io.sluice.exporter.kafka.KafkaExporter;
@@ -173,7 +174,8 @@ public final class ExporterKafkaBenchmark
 
         double round(final BenchmarkRun run, final String name, final int records) throws Exception
         {
-            partition.changeExportingState(ExportingState.PAUSED, ++stateVersion, false).get(30, TimeUnit.SECONDS);
+            broker.exportingControl().change(1, ExportingChange.of(++stateVersion, ExportingState.PAUSED, 1), false)
+                .get(30, TimeUnit.SECONDS);
             final long first = partition.state().lastPosition() + 1;
             write(records);
             final long last = partition.state().lastPosition();
@@ -183,7 +185,8 @@ public final class ExporterKafkaBenchmark
             }
 
             final long startNs = System.nanoTime();
-            partition.changeExportingState(ExportingState.EXPORTING, ++stateVersion, false).get(30, TimeUnit.SECONDS);
+            broker.exportingControl().change(1, ExportingChange.of(++stateVersion, ExportingState.EXPORTING, 1), false)
+                .get(30, TimeUnit.SECONDS);
             final long deadline = startNs + TimeUnit.MINUTES.toNanos(3);
             while (acknowledged() < last)
             {

@@ -8,6 +8,7 @@ import io.sluice.exporter.opensearch.IndexTemplate;
 import io.sluice.exporter.opensearch.OpenSearchExporter;
 import io.sluice.exporter.opensearch.OpenSearchExporterConfig;
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
+import io.sluice.gateway.broker.AdminOperation;
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.RecordToAppend;
 import io.sluice.gateway.broker.SbeBrokerClient;
@@ -374,7 +375,8 @@ public final class ExporterOpensearchBenchmark
         {
             try
             {
-                final AdminResult result = client.admin(replica, kind, version, true, TIMEOUT)
+                final AdminResult result = client.admin(replica,
+                        AdminOperation.ofPartition(kind, version, true, replica.partitionId()), TIMEOUT)
                     .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
                 if (result.state() == expected)
                 {

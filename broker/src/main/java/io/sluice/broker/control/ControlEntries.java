@@ -1,0 +1,56 @@
+package io.sluice.broker.control;
+
+import io.sluice.broker.log.codecs.BooleanType;
+import io.sluice.broker.log.codecs.ControlBarrierEntryEncoder;
+import io.sluice.broker.log.codecs.ExportingChangeEntryEncoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
+import org.agrona.ExpandableArrayBuffer;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.util.Arrays;
+import java.util.BitSet;
+
+/**
+ * The control group's log entries, encoded for a proposal with the broker log schema's generated encoders
+ * ({@code ExportingChangeEntry}, {@code ControlBarrierEntry}); {@link ControlState#apply} decodes them. A few a pause,
+ * so each allocates.
+ */
+final class ControlEntries
+{
+    private ControlEntries()
+    {
+    }
+
+    static Message exportingChange(final ExportingChange change, final int proposerBrokerId)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
+        final ExportingChangeEntryEncoder encoder = new ExportingChangeEntryEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .version(change.version())
+            .state(ExportingStamp.toCode(change.state()))
+            .allPartitions(change.allPartitions() ? BooleanType.TRUE : BooleanType.FALSE)
+            .proposerBrokerId(proposerBrokerId);
+        final BitSet listed = change.partitions();
+        final ExportingChangeEntryEncoder.PartitionsEncoder partitions = encoder.partitionsCount(listed.cardinality());
+        for (int p = listed.nextSetBit(0); p >= 0; p = listed.nextSetBit(p + 1))
+        {
+            partitions.next().partitionId(p);
+        }
+        return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    static Message barrier(final int brokerId)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(16);
+        final ControlBarrierEntryEncoder encoder = new ControlBarrierEntryEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .brokerId(brokerId);
+        return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    private static Message message(final ExpandableArrayBuffer buffer, final int length)
+    {
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(Arrays.copyOf(buffer.byteArray(), length)));
+    }
+}

@@ -1,0 +1,448 @@
+package io.sluice.broker.control;
+
+import io.sluice.broker.partition.ExportingStates;
+import io.sluice.broker.partition.Partition;
+import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.concurrent.Futures;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * This broker's member of the cluster control group (issue 15): one Raft group over every broker, whose replicated
+ * {@link ControlState} holds the exporting state of every partition. The first {@code sluice.cluster.control-voters}
+ * brokers vote; every other broker follows as a non-voting Ratis listener, so every broker holds a replica and
+ * answers a pause from it.
+ * <p>
+ * <b>Catching up.</b> A replica's state only moves forward while it runs, but one that just started, lost its data or
+ * had a snapshot installed may hold less than the group committed. Until it has applied a barrier entry it proposed
+ * itself ({@code ControlBarrierEntry}; its index is above everything committed before) it reports
+ * {@link #caughtUp()} false, and the partitions' exporters treat every partition as paused. The barrier also makes an
+ * idle leader send an emptied replica the log (RATIS-2523: heartbeats alone do not). Without a control quorum the
+ * barrier does not commit, so a broker that starts then exports nothing, and nothing new is paused or resumed.
+ * <p>
+ * Thread-safe.
+ */
+public final class ControlGroup implements ExportingStates, AutoCloseable
+{
+    /** The control group's id: the same on every broker, and unlike any partition's. */
+    public static final RaftGroupId GROUP_ID =
+        RaftGroupId.valueOf(UUID.nameUUIDFromBytes("sluice-control-group".getBytes(StandardCharsets.UTF_8)));
+    /** Pause between barrier attempts while the group has no leader or quorum. */
+    static final long CATCH_UP_RETRY_MS = 500;
+    /** Bound of one barrier attempt. */
+    static final long CATCH_UP_ATTEMPT_MS = 10_000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(ControlGroup.class);
+
+    /** Told when the replica caught up (exporting may start) and when a partition's state changed; must not block. */
+    public interface Listener extends ControlState.Listener
+    {
+        void onCaughtUp();
+    }
+
+    private final int brokerId;
+    private final RaftGroup group;
+    private final RaftPeerId selfId;
+    private final ControlState state;
+    private final ControlStateMachine stateMachine;
+    private final Listener listener;
+    private final ScheduledExecutorService scheduler;
+    private final RaftProperties clientProperties;
+    private final Parameters clientParameters;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    /** Bumped when the replica must catch up again (a snapshot was installed): a barrier of an older round is stale. */
+    private final AtomicLong catchUpRound = new AtomicLong();
+    private volatile boolean caughtUp;
+    private volatile boolean closed;
+    private volatile RaftServer server;
+    private RaftClient raftClient;
+    private long catchUpStartedNanos;
+    private int catchUpAttempts;
+
+    public ControlGroup(
+        final int brokerId,
+        final PartitionDistribution distribution,
+        final int voters,
+        final Listener listener,
+        final ScheduledExecutorService scheduler,
+        final RaftProperties clientProperties,
+        final Parameters clientParameters)
+    {
+        this.brokerId = brokerId;
+        this.group = group(distribution, voters);
+        this.selfId = Partition.peerId(brokerId);
+        this.listener = listener;
+        this.scheduler = scheduler;
+        this.clientProperties = clientProperties;
+        this.clientParameters = clientParameters;
+        this.state = new ControlState(brokerId, distribution.partitionCount(), listener);
+        this.stateMachine = new ControlStateMachine(brokerId, state, new ControlStateMachine.ReloadListener()
+        {
+            @Override
+            public void onReloading()
+            {
+                caughtUp = false;
+            }
+
+            @Override
+            public void onReloaded()
+            {
+                ControlGroup.this.onReloaded();
+            }
+        });
+    }
+
+    /**
+     * The control group of a cluster: brokers 0 to {@code voters - 1} vote (at most the cluster size), every other
+     * broker is a listener. Every broker computes the same group from configuration alone.
+     */
+    public static RaftGroup group(final PartitionDistribution distribution, final int voters)
+    {
+        final int voting = Math.min(voters, distribution.brokerCount());
+        final List<RaftPeer> peers = new ArrayList<>();
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            final InetSocketAddress address = distribution.raftAddress(b);
+            peers.add(RaftPeer.newBuilder()
+                .setId(Partition.peerId(b))
+                .setAddress(address.getHostString() + ":" + address.getPort())
+                .setStartupRole(b < voting ? RaftPeerRole.FOLLOWER : RaftPeerRole.LISTENER)
+                .build());
+        }
+        return RaftGroup.valueOf(GROUP_ID, peers);
+    }
+
+    public RaftGroup raftGroup()
+    {
+        return group;
+    }
+
+    public ControlStateMachine stateMachine()
+    {
+        return stateMachine;
+    }
+
+    public ControlState state()
+    {
+        return state;
+    }
+
+    public void attach(final RaftServer server)
+    {
+        this.server = server;
+    }
+
+    /** Starts catching up; once the group is added to the Raft server. */
+    public void start()
+    {
+        catchUp(catchUpRound.get());
+    }
+
+    // ------------------------------------------------------------------------------------------- exporting states
+
+    @Override
+    public ExportingState state(final int partitionId)
+    {
+        return state.stamp(partitionId).state();
+    }
+
+    @Override
+    public long version(final int partitionId)
+    {
+        return state.stamp(partitionId).version();
+    }
+
+    @Override
+    public boolean caughtUp()
+    {
+        return caughtUp;
+    }
+
+    // ------------------------------------------------------------------------------------------- Raft
+
+    /** This broker's division of the control group, null before it is added or after it closed. */
+    public RaftServer.Division division()
+    {
+        final RaftServer s = server;
+        if (s == null || closed)
+        {
+            return null;
+        }
+        try
+        {
+            return s.getDivision(GROUP_ID);
+        }
+        catch (final IOException e)
+        {
+            return null;
+        }
+    }
+
+    /** The control group's leader as this replica knows it, or -1. */
+    public int leaderId()
+    {
+        final RaftServer.Division division = division();
+        return division == null ? -1 : Partition.brokerIdOf(division.getInfo().getLeaderId());
+    }
+
+    /** Whether this replica is the group's ready leader. */
+    public boolean isLeader()
+    {
+        final RaftServer.Division division = division();
+        if (division == null)
+        {
+            return false;
+        }
+        final DivisionInfo info = division.getInfo();
+        return info.isLeader() && info.isLeaderReady();
+    }
+
+    /**
+     * Commits an entry: proposed in process when this replica leads, through a Raft client to the leader otherwise.
+     * Completes with the entry's index once committed (not yet applied here: {@link #awaitApplied}); fails with
+     * {@link ControlGroupException} when it was refused or could not be sent. The caller bounds the wait.
+     */
+    CompletableFuture<Long> commit(final Message entry)
+    {
+        final CompletableFuture<RaftClientReply> reply;
+        try
+        {
+            reply = isLeader() ? submitLocal(entry) : client().async().send(entry);
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            return CompletableFuture.failedFuture(new ControlGroupException("broker " + brokerId +
+                ": cannot send to the control group: " + e));
+        }
+        return reply.thenApply((r) ->
+        {
+            if (!r.isSuccess())
+            {
+                throw new ControlGroupException("broker " + brokerId + ": the control group refused an entry: " +
+                    r.getException());
+            }
+            return r.getLogIndex();
+        });
+    }
+
+    /** Completes once this replica has applied the entry at {@code index}. */
+    CompletableFuture<Void> awaitApplied(final long index)
+    {
+        return stateMachine.awaitApplied(index);
+    }
+
+    private CompletableFuture<RaftClientReply> submitLocal(final Message message) throws IOException
+    {
+        return server.submitClientRequestAsync(RaftClientRequest.newBuilder()
+            .setClientId(clientId)
+            .setServerId(selfId)
+            .setGroupId(GROUP_ID)
+            .setCallId(callIds.incrementAndGet())
+            .setMessage(message)
+            .setType(RaftClientRequest.writeRequestType())
+            .build());
+    }
+
+    private synchronized RaftClient client()
+    {
+        if (closed)
+        {
+            throw new ControlGroupException("broker " + brokerId + ": closed");
+        }
+        if (raftClient == null)
+        {
+            final RaftServer.Division division = division();
+            raftClient = RaftClient.newBuilder()
+                .setProperties(clientProperties)
+                .setParameters(clientParameters == null ? new Parameters() : clientParameters)
+                .setRaftGroup(group)
+                .setClientId(ClientId.randomId())
+                .setLeaderId(division == null ? null : division.getInfo().getLeaderId())
+                // Bounded: a caller gives up at its own deadline, and a request must not retry behind it for ever.
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                    50, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+        }
+        return raftClient;
+    }
+
+    /**
+     * Controlled shutdown: when this broker leads the group, hands the leadership to another voter that is in sync
+     * (trying each, at most {@code bound} in all), so pauses during a rolling restart do not wait out an election.
+     * Returns the new leader, or -1 when this broker did not lead or no voter took over.
+     */
+    public int handOverLeadership(final Duration bound)
+    {
+        final RaftServer.Division division = division();
+        if (division == null || !division.getInfo().isLeader())
+        {
+            return -1;
+        }
+        final long deadline = System.nanoTime() + bound.toNanos();
+        for (final RaftPeer peer : division.getGroup().getPeers())
+        {
+            final long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (peer.getId().equals(selfId) || peer.getStartupRole() == RaftPeerRole.LISTENER || leftMs < 100)
+            {
+                continue;
+            }
+            try
+            {
+                final RaftClientReply reply = server.transferLeadershipAsync(
+                    new TransferLeadershipRequest(clientId, selfId, GROUP_ID,
+                        callIds.incrementAndGet(), peer.getId(), Math.min(leftMs, 2_000)))
+                    .get(Math.min(leftMs, 2_000) + 500, TimeUnit.MILLISECONDS);
+                if (reply.isSuccess())
+                {
+                    final int to = Partition.brokerIdOf(peer.getId());
+                    LOG.info("broker {}: handed the control group's leadership to broker {}", brokerId, to);
+                    return to;
+                }
+                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
+                    Partition.brokerIdOf(peer.getId()), reply.getException());
+            }
+            catch (final ExecutionException | TimeoutException | IOException e)
+            {
+                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
+                    Partition.brokerIdOf(peer.getId()), e.toString());
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+                return -1;
+            }
+        }
+        return -1;
+    }
+
+    // ------------------------------------------------------------------------------------------- catching up
+
+    private void onReloaded()
+    {
+        // A snapshot from the leader replaced the state: catch up to the group again before exporting.
+        caughtUp = false;
+        catchUp(catchUpRound.incrementAndGet());
+    }
+
+    private void catchUp(final long round)
+    {
+        if (closed || round != catchUpRound.get())
+        {
+            return;
+        }
+        synchronized (this)
+        {
+            if (catchUpAttempts++ == 0)
+            {
+                catchUpStartedNanos = System.nanoTime();
+            }
+        }
+        commit(ControlEntries.barrier(brokerId))
+            .thenCompose((index) -> awaitApplied(index).thenApply((applied) -> index))
+            .orTimeout(CATCH_UP_ATTEMPT_MS, TimeUnit.MILLISECONDS)
+            .whenComplete((index, failure) ->
+            {
+                if (closed || round != catchUpRound.get())
+                {
+                    return;
+                }
+                if (failure == null)
+                {
+                    final long tookMs;
+                    final int attempts;
+                    synchronized (this)
+                    {
+                        tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - catchUpStartedNanos);
+                        attempts = catchUpAttempts;
+                        catchUpAttempts = 0;
+                    }
+                    caughtUp = true;
+                    LOG.info("broker {}: control group replica caught up at index {} in {} ms ({} attempts, leader {}): " +
+                        "exporting follows it now", brokerId, index, tookMs, attempts, leaderId());
+                    listener.onCaughtUp();
+                    return;
+                }
+                final int attempts;
+                synchronized (this)
+                {
+                    attempts = catchUpAttempts;
+                }
+                // At a cluster's start the first brokers wait for the others: say so once, warn if it lasts.
+                if (attempts == 1)
+                {
+                    LOG.info("broker {}: waiting for the control group to catch up with ({}); nothing is exported here " +
+                        "until then", brokerId, Futures.unwrap(failure).toString());
+                }
+                else if (attempts % 20 == 0)
+                {
+                    LOG.warn("broker {}: control group replica not caught up yet ({} attempts; no control quorum?): {}; " +
+                        "nothing is exported here until it is", brokerId, attempts, Futures.unwrap(failure).toString());
+                }
+                try
+                {
+                    scheduler.schedule(() -> catchUp(round), CATCH_UP_RETRY_MS, TimeUnit.MILLISECONDS);
+                }
+                catch (final RejectedExecutionException e)
+                {
+                    // the broker is closing
+                }
+            });
+    }
+
+    @Override
+    public void close()
+    {
+        closed = true;
+        final RaftClient client;
+        synchronized (this)
+        {
+            client = raftClient;
+            raftClient = null;
+        }
+        if (client != null)
+        {
+            try
+            {
+                client.close();
+            }
+            catch (final IOException e)
+            {
+                LOG.warn("broker {}: failed to close the control group's Raft client", brokerId, e);
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+package io.sluice.broker.control;
+
+import io.sluice.broker.log.codecs.BooleanType;
+import io.sluice.broker.log.codecs.ControlBarrierEntryDecoder;
+import io.sluice.broker.log.codecs.ExportingChangeEntryDecoder;
+import io.sluice.broker.log.codecs.MessageHeaderDecoder;
+import io.sluice.protocol.codecs.ExportingState;
+import org.agrona.DirectBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.Queue;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The cluster control group's replicated state, without Raft: every partition's exporting state with the version
+ * of the operation that set it. Every broker holds a replica (the group's voters and its listeners alike) and applies
+ * the same committed entries in the same order through {@link #apply}, so every replica holds the same state once it
+ * applied the same entries. A partition takes an operation only if its version is newer than the one it holds, so a
+ * late pause cannot undo a newer resume, and the same operation committed twice changes nothing.
+ * {@link ControlStateMachine} adapts it to Ratis.
+ * <p>
+ * Thread-safety: {@link #apply} and {@link #restore} on one thread (Ratis's apply thread); reads and waits from any
+ * thread.
+ */
+public final class ControlState
+{
+    /** What the state tells its broker while applying; called on the apply thread: must not block. */
+    public interface Listener
+    {
+        /** The exporting state of the partition changed. */
+        void onExportingChanged(int partitionId);
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(ControlState.class);
+
+    private final int brokerId;
+    private final int partitionCount;
+    private final Listener listener;
+    /** Index: partition id (1..partitionCount); index 0 is unused. */
+    private final AtomicReferenceArray<ExportingStamp> stamps;
+    private final Queue<VersionWaiter> waiters = new ConcurrentLinkedQueue<>();
+    private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
+    private final ExportingChangeEntryDecoder changeDecoder = new ExportingChangeEntryDecoder();
+    /** Exporting operations applied since this replica started, duplicates included (what a pause cost the group). */
+    private volatile long exportingChangesApplied;
+
+    public ControlState(final int brokerId, final int partitionCount, final Listener listener)
+    {
+        this.brokerId = brokerId;
+        this.partitionCount = partitionCount;
+        this.listener = listener;
+        this.stamps = new AtomicReferenceArray<>(partitionCount + 1);
+        clear();
+    }
+
+    // ---------------------------------------------------------------------------------------------- apply
+
+    /**
+     * Applies one committed entry, the one at Raft index {@code index}, of which {@code buffer} holds exactly the bytes.
+     *
+     * @throws IOException when the entry is not one of the control group's.
+     */
+    public void apply(final long index, final DirectBuffer buffer) throws IOException
+    {
+        if (buffer.capacity() < MessageHeaderDecoder.ENCODED_LENGTH)
+        {
+            throw new IOException("control entry " + index + " has " + buffer.capacity() + " bytes");
+        }
+        headerDecoder.wrap(buffer, 0);
+        if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
+        {
+            throw new IOException("control entry " + index + " has schema " + headerDecoder.schemaId());
+        }
+        switch (headerDecoder.templateId())
+        {
+            case ExportingChangeEntryDecoder.TEMPLATE_ID ->
+                onExportingChange(index, changeDecoder.wrap(buffer, headerDecoder.encodedLength(),
+                    headerDecoder.blockLength(), headerDecoder.version()));
+            case ControlBarrierEntryDecoder.TEMPLATE_ID ->
+            {
+                // Changes nothing: its proposer only waits until it is applied on its own replica.
+            }
+            default -> throw new IOException("control entry " + index + " has unknown template " + headerDecoder.templateId());
+        }
+    }
+
+    private void onExportingChange(final long index, final ExportingChangeEntryDecoder entry)
+    {
+        exportingChangesApplied++;
+        final long version = entry.version();
+        final ExportingState state;
+        try
+        {
+            state = ExportingStamp.toExportingState(entry.state());
+        }
+        catch (final IllegalArgumentException e)
+        {
+            LOG.warn("broker {}: control entry {} skipped: {}", brokerId, index, e.getMessage());
+            return;
+        }
+        final int proposer = entry.proposerBrokerId();
+        final ExportingStamp stamp = new ExportingStamp(state, version);
+        int changed = 0;
+        int covered = 0;
+        if (entry.allPartitions() == BooleanType.TRUE)
+        {
+            for (int p = 1; p <= partitionCount; p++)
+            {
+                covered++;
+                changed += take(p, stamp) ? 1 : 0;
+            }
+        }
+        else
+        {
+            for (final ExportingChangeEntryDecoder.PartitionsDecoder listed : entry.partitions())
+            {
+                final int p = listed.partitionId();
+                if (p < 1 || p > partitionCount)
+                {
+                    LOG.warn("broker {}: control entry {} names partition {}, not one of 1..{}: skipped", brokerId, index,
+                        p, partitionCount);
+                    continue;
+                }
+                covered++;
+                changed += take(p, stamp) ? 1 : 0;
+            }
+        }
+        if (changed > 0)
+        {
+            LOG.info("broker {}: exporting is now {} (version {}) on {} of {} partitions, proposed by broker {}", brokerId,
+                state, version, changed, covered, proposer);
+        }
+        else
+        {
+            // The same operation proposed by more than one broker, or one older than what every partition holds.
+            LOG.debug("broker {}: exporting {} version {} changed none of {} partitions", brokerId, state, version, covered);
+        }
+        completeWaiters();
+    }
+
+    /** Takes the stamp if newer than the partition's; the apply thread only. */
+    private boolean take(final int partitionId, final ExportingStamp stamp)
+    {
+        final ExportingStamp held = stamps.get(partitionId);
+        if (stamp.version() <= held.version())
+        {
+            if (stamp.version() < held.version())
+            {
+                LOG.info("broker {}: partition {} ignored exporting {} version {}, holding {} version {}", brokerId,
+                    partitionId, stamp.state(), stamp.version(), held.state(), held.version());
+            }
+            return false;
+        }
+        stamps.set(partitionId, stamp);
+        listener.onExportingChanged(partitionId);
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------- snapshots
+
+    /** The state as a snapshot holds it; with {@link #restore} it gives back an equal state. */
+    public ControlSnapshot snapshot()
+    {
+        final Map<Integer, ExportingStamp> held = new TreeMap<>();
+        for (int p = 1; p <= partitionCount; p++)
+        {
+            final ExportingStamp stamp = stamps.get(p);
+            if (stamp.version() > 0)
+            {
+                held.put(p, stamp);
+            }
+        }
+        return new ControlSnapshot(held);
+    }
+
+    /** Replaces the whole state with a snapshot's (null: the initial state); tells the listener of every partition. */
+    public void restore(final ControlSnapshot snapshot)
+    {
+        clear();
+        if (snapshot != null)
+        {
+            snapshot.partitions().forEach((p, stamp) ->
+            {
+                if (p >= 1 && p <= partitionCount)
+                {
+                    stamps.set(p, stamp);
+                }
+                else
+                {
+                    LOG.warn("broker {}: control snapshot holds partition {}, not one of 1..{}: skipped", brokerId, p,
+                        partitionCount);
+                }
+            });
+        }
+        for (int p = 1; p <= partitionCount; p++)
+        {
+            listener.onExportingChanged(p);
+        }
+        completeWaiters();
+    }
+
+    private void clear()
+    {
+        for (int p = 0; p <= partitionCount; p++)
+        {
+            stamps.set(p, ExportingStamp.INITIAL);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- reads
+
+    public int partitionCount()
+    {
+        return partitionCount;
+    }
+
+    /**
+     * How many exporting operation entries this replica applied since it started (snapshots and replays after a
+     * restart included), duplicates of one operation counted each: one commit per operation is the aim.
+     */
+    public long exportingChangesApplied()
+    {
+        return exportingChangesApplied;
+    }
+
+    /** The partition's stamp; {@link ExportingStamp#INITIAL} for an id outside 1..partitionCount. */
+    public ExportingStamp stamp(final int partitionId)
+    {
+        return partitionId >= 1 && partitionId <= partitionCount ? stamps.get(partitionId) : ExportingStamp.INITIAL;
+    }
+
+    /**
+     * Completes once the partition holds a version of at least {@code version} (at once if it does); the caller bounds
+     * the wait (a waiter that timed out is dropped when it completes).
+     */
+    public CompletableFuture<ExportingStamp> awaitVersion(final int partitionId, final long version)
+    {
+        final ExportingStamp held = stamp(partitionId);
+        if (held.version() >= version)
+        {
+            return CompletableFuture.completedFuture(held);
+        }
+        final VersionWaiter waiter = new VersionWaiter(partitionId, version);
+        waiters.add(waiter);
+        waiter.future.whenComplete((stamp, error) -> waiters.remove(waiter));
+        // Applied between the check and the registration.
+        final ExportingStamp now = stamp(partitionId);
+        if (now.version() >= version)
+        {
+            waiter.future.complete(now);
+        }
+        return waiter.future;
+    }
+
+    private void completeWaiters()
+    {
+        for (final VersionWaiter waiter : waiters)
+        {
+            final ExportingStamp held = stamp(waiter.partitionId);
+            if (held.version() >= waiter.version)
+            {
+                waiter.future.complete(held);
+            }
+        }
+    }
+
+    private static final class VersionWaiter
+    {
+        final int partitionId;
+        final long version;
+        final CompletableFuture<ExportingStamp> future = new CompletableFuture<>();
+
+        VersionWaiter(final int partitionId, final long version)
+        {
+            this.partitionId = partitionId;
+            this.version = version;
+        }
+    }
+}

@@ -1,0 +1,184 @@
+package io.sluice.broker.control;
+
+import io.sluice.broker.partition.AppliedIndexWaiters;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.MD5FileUtil;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The Ratis state machine of the cluster control group: a thin adapter over the replicated {@link ControlState}. It
+ * hands committed entries to the state, keeps Ratis's term and index bookkeeping and the waiters on an applied index,
+ * and takes and loads snapshots: one {@link ControlSnapshot} file in the group's {@code sm/} directory, named and
+ * checksummed as Ratis's {@link SimpleStateMachineStorage} wants, so a replica whose log was purged installs it from
+ * the leader.
+ * <p>
+ * Thread-safety: Ratis applies entries and takes snapshots on one thread; getters are safe from any thread.
+ */
+public final class ControlStateMachine extends BaseStateMachine
+{
+    /** Told around a snapshot installed from the leader replacing the state (it may move by much). */
+    public interface ReloadListener
+    {
+        /** Before the state is replaced: what it holds is about to go. */
+        void onReloading();
+
+        /** After: the new state is in place. */
+        void onReloaded();
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(ControlStateMachine.class);
+    private static final SnapshotRetentionPolicy KEEP_TWO = new SnapshotRetentionPolicy()
+    {
+        @Override
+        public int getNumSnapshotsRetained()
+        {
+            return 2;
+        }
+    };
+
+    private final int brokerId;
+    private final ControlState state;
+    private final ReloadListener reloadListener;
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final AppliedIndexWaiters appliedWaiters = new AppliedIndexWaiters(this::lastAppliedIndex);
+
+    public ControlStateMachine(final int brokerId, final ControlState state, final ReloadListener reloadListener)
+    {
+        this.brokerId = brokerId;
+        this.state = state;
+        this.reloadListener = reloadListener;
+    }
+
+    public ControlState state()
+    {
+        return state;
+    }
+
+    @Override
+    public void initialize(final RaftServer server, final RaftGroupId groupId, final RaftStorage raftStorage)
+        throws IOException
+    {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        getLifeCycle().startAndTransition(this::load);
+    }
+
+    @Override
+    public void pause()
+    {
+        // A snapshot from the leader is about to replace the directory; Ratis reloads only a PAUSED machine.
+        reloadListener.onReloading();
+        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSING);
+        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSED);
+    }
+
+    @Override
+    public void reinitialize() throws IOException
+    {
+        getLifeCycle().transitionIfValid(LifeCycle.State.STARTING);
+        load();
+        getLifeCycle().transitionIfValid(LifeCycle.State.RUNNING);
+        LOG.info("broker {}: control group state reloaded from installed snapshot {}", brokerId, storage.getLatestSnapshot());
+        reloadListener.onReloaded();
+    }
+
+    private void load() throws IOException
+    {
+        final SingleFileSnapshotInfo latest = storage.loadLatestSnapshot();
+        if (latest == null)
+        {
+            state.restore(null);
+            return;
+        }
+        state.restore(ControlSnapshot.readFrom(latest.getFile().getPath()));
+        setLastAppliedTermIndex(latest.getTermIndex());
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
+    {
+        final LogEntryProto entry = trx.getLogEntry();
+        final long index = entry.getIndex();
+        try
+        {
+            final ByteString data = entry.getStateMachineLogEntry().getLogData();
+            final ByteBuffer view = data.asReadOnlyByteBuffer();
+            state.apply(index, new UnsafeBuffer(view, view.position(), view.remaining()));
+            return CompletableFuture.completedFuture(Message.EMPTY);
+        }
+        catch (final Exception e)
+        {
+            LOG.error("broker {}: failed to apply control entry {}", brokerId, index, e);
+            return CompletableFuture.failedFuture(e);
+        }
+        finally
+        {
+            updateLastAppliedTermIndex(entry.getTerm(), index);
+            appliedWaiters.applied(index);
+        }
+    }
+
+    @Override
+    public void notifyTermIndexUpdated(final long term, final long index)
+    {
+        super.notifyTermIndexUpdated(term, index);
+        appliedWaiters.applied(index);
+    }
+
+    /** Completes once this replica has applied the entry at {@code index}. */
+    public CompletableFuture<Void> awaitApplied(final long index)
+    {
+        return appliedWaiters.await(index);
+    }
+
+    public long lastAppliedIndex()
+    {
+        final TermIndex applied = getLastAppliedTermIndex();
+        return applied == null ? RaftLog.INVALID_LOG_INDEX : applied.getIndex();
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException
+    {
+        final TermIndex last = getLastAppliedTermIndex();
+        if (last == null || last.getIndex() <= 0)
+        {
+            return RaftLog.INVALID_LOG_INDEX;
+        }
+        final File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
+        state.snapshot().writeTo(file.toPath());
+        final var md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
+        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
+        storage.cleanupOldSnapshots(KEEP_TWO);
+        LOG.info("broker {}: control group snapshot at {}", brokerId, last);
+        return last.getIndex();
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage()
+    {
+        return storage;
+    }
+}
