@@ -102,7 +102,71 @@ class BrokerIdempotentAppendTest
         assertThat(lastPosition()).isEqualTo(2);
     }
 
+    /**
+     * Batches sent at once queue behind the entries in flight and go out merged: the leader applies each merged entry
+     * as the rope it proposed over the batches' own bytes, gathering nothing, and every replica holds every record.
+     */
+    @Test
+    @Timeout(120)
+    void concurrentBatchesAreMergedAndTheLeaderWritesThemFromTheirOwnBytes() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(PARTITION);
+        final int batches = 64;
+        final List<java.util.concurrent.CompletableFuture<DirectBuffer>> sent = new ArrayList<>();
+        for (int i = 0; i < batches; i++)
+        {
+            sent.add(cluster.client.send(cluster.address(leader), request(id(1_000 + i), i, 1 + i % 3, WINDOW_MS),
+                TestCluster.REQUEST_TIMEOUT));
+        }
+        final java.util.TreeMap<Long, Long> answered = new java.util.TreeMap<>();
+        long records = 0;
+        for (int i = 0; i < batches; i++)
+        {
+            DirectBuffer response = sent.get(i).get(30, TimeUnit.SECONDS);
+            long[] positions = positions(response);
+            if (positions == null) // refused while the leadership moved: the id makes sending it again safe
+            {
+                positions = append(id(1_000 + i), i, 1 + i % 3, WINDOW_MS);
+            }
+            assertThat(positions[1]).isEqualTo(1 + i % 3);
+            answered.put(positions[0], positions[1]);
+            records += positions[1];
+        }
+        long next = 1;
+        for (final java.util.Map.Entry<Long, Long> batch : answered.entrySet())
+        {
+            assertThat(batch.getKey()).as("batches' positions dense and disjoint").isEqualTo(next);
+            next += batch.getValue();
+        }
+        final long last = next - 1;
+        assertThat(last).isEqualTo(records);
+        assertThat(lastPosition()).isEqualTo(last);
+
+        final io.sluice.broker.partition.PartitionState state = cluster.brokers[leader].partition(PARTITION).state();
+        assertThat(state.entriesAppliedInPieces()).as("merged entries applied as the ropes proposed").isPositive();
+        assertThat(state.gatheredBytes()).isZero();
+        for (final Broker broker : cluster.brokers)
+        {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> broker.partition(PARTITION).state().lastPosition() == last);
+        }
+    }
+
     // ----------------------------------------------------------------------------------------------- helpers
+
+    /** {firstPosition, count} of an append's answer, or null for an error. */
+    private static long[] positions(final DirectBuffer response)
+    {
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(response, 0);
+        if (header.templateId() != AppendResponseDecoder.TEMPLATE_ID)
+        {
+            return null;
+        }
+        final AppendResponseDecoder decoder = new AppendResponseDecoder()
+            .wrap(response, header.encodedLength(), header.blockLength(), header.version());
+        return new long[] {decoder.firstPosition(), decoder.count()};
+    }
 
     private static long[] id(final long n)
     {

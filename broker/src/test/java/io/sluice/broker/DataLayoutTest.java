@@ -45,9 +45,14 @@ class DataLayoutTest
     void anotherLayoutVersionOrAnUnreadableFileIsRefused() throws IOException
     {
         final Path broker = Files.createDirectories(dir.resolve("broker-2"));
-        Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 3\n");
+        Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 4\n");
         assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)
-            .hasMessageContaining("layout version 3, and this broker reads version " + DataLayout.CURRENT);
+            .hasMessageContaining("layout version 4, and this broker reads version " + DataLayout.CURRENT);
+
+        // Version 2: the control group's, with the append entries and record frames from before issue 11.
+        Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 2\n");
+        assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)
+            .hasMessageContaining("layout version 2, and this broker reads version 3");
 
         Files.writeString(broker.resolve(DataLayout.FILE), "something else");
         assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)

@@ -5,8 +5,8 @@ import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingChange;
 import io.sluice.broker.control.ExportingControl;
-import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
+import io.sluice.broker.log.codecs.RecordBodyEncoder;
 import io.sluice.broker.partition.AppendBatcher;
 import io.sluice.broker.partition.AppendEntries;
 import io.sluice.broker.partition.Partition;
@@ -276,7 +276,7 @@ public final class CommandApi implements RequestHandler
         }
 
         // First pass: validate every length against the frame and size the records.
-        long elementsLength = 0;
+        long recordsLength = 0;
         for (final AppendRequestDecoder.RecordsDecoder record : records)
         {
             record.timestamp();
@@ -298,47 +298,60 @@ public final class CommandApi implements RequestHandler
                     AppendLimits.MAX_PAYLOAD_BYTES) + " bytes");
                 return;
             }
-            elementsLength += AppendEntries.recordLength(keyLength, payloadLength);
+            recordsLength += AppendEntries.recordLength(keyLength, payloadLength);
         }
-        if (request.limit() > d.view.capacity() || elementsLength > d.view.capacity())
+        if (request.limit() > d.view.capacity() || recordsLength > d.view.capacity())
         {
             malformed(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
                 ": append request lengths run " + (request.limit() - d.view.capacity()) + " bytes past the frame");
             return;
         }
-        if (elementsLength > AppendLimits.MAX_BATCH_BYTES)
+        if (recordsLength > AppendLimits.MAX_BATCH_BYTES)
         {
             // Proposing it would make an entry Raft cannot replicate: refuse it instead, before anything is written.
             response.respond(ErrorResponseWriter.of(ErrorCode.INVALID_ARGUMENT, partitionId, ErrorResponseWriter.NO_LEADER,
-                "partition " + partitionId + " on broker " + brokerId + ": a batch of " + elementsLength +
+                "partition " + partitionId + " on broker " + brokerId + ": a batch of " + recordsLength +
                 " bytes (keys, payloads and record headers) exceeds the limit of " + AppendLimits.MAX_BATCH_BYTES + " bytes"));
             return;
         }
 
-        // Second pass: encode the records, copied once, as a whole AppendEntry (a batch).
-        final byte[] batch = new byte[AppendEntries.BATCH_ELEMENTS_OFFSET + (int)elementsLength];
-        final AppendEntryEncoder entry = AppendEntries.startBatch(new UnsafeBuffer(batch));
-        final AppendEntryEncoder.RecordsEncoder encoded = entry.recordsCount(count);
+        // Second pass: encode the records into the batch's own array, copied from the frame (a view over the
+        // transport's buffer): the one copy they take on their way to the log.
+        final byte[] batch = AppendEntries.newBatch(count, (int)recordsLength, id);
+        final UnsafeBuffer batchBuffer = d.batch;
+        batchBuffer.wrap(batch);
+        final RecordBodyEncoder encoded = d.record;
+        int cursor = AppendEntries.RECORDS_OFFSET;
         int index = 0;
-        for (final AppendRequestDecoder.RecordsDecoder record : request.sbeRewind().records())
+        try
         {
-            encoded.next().timestamp(record.timestamp());
-            record.wrapKey(d.keyView);
-            encoded.putKey(d.keyView, 0, d.keyView.capacity());
-            record.wrapPayload(d.payloadView);
-            final int payloadLength = d.payloadView.capacity();
-            encoded.putPayload(d.payloadView, 0, payloadLength);
-            final String problem = JsonPayloads.problem(batch, entry.limit() - payloadLength, payloadLength);
-            if (problem != null)
+            for (final AppendRequestDecoder.RecordsDecoder record : request.sbeRewind().records())
             {
-                invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": record " +
-                    index + ": " + problem + "; nothing was appended");
-                return;
+                encoded.wrap(batchBuffer, cursor).timestamp(record.timestamp());
+                record.wrapKey(d.keyView);
+                encoded.putKey(d.keyView, 0, d.keyView.capacity());
+                record.wrapPayload(d.payloadView);
+                final int payloadLength = d.payloadView.capacity();
+                encoded.putPayload(d.payloadView, 0, payloadLength);
+                cursor = encoded.limit();
+                final String problem = JsonPayloads.problem(batch, cursor - payloadLength, payloadLength);
+                if (problem != null)
+                {
+                    invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": record " +
+                        index + ": " + problem + "; nothing was appended");
+                    return;
+                }
+                index++;
             }
-            index++;
+        }
+        finally
+        {
+            batchBuffer.wrap(0, 0);
+            d.keyView.wrap(0, 0);
+            d.payloadView.wrap(0, 0);
         }
 
-        partition.append(batch, count, id).whenComplete((positions, error) ->
+        partition.append(batch).whenComplete((positions, error) ->
         {
             if (error != null)
             {
@@ -636,6 +649,8 @@ public final class CommandApi implements RequestHandler
         final UnsafeBuffer view = new UnsafeBuffer(0, 0);
         final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
         final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
+        final UnsafeBuffer batch = new UnsafeBuffer(0, 0);
+        final RecordBodyEncoder record = new RecordBodyEncoder();
         final MessageHeaderDecoder header = new MessageHeaderDecoder();
         final AppendRequestDecoder append = new AppendRequestDecoder();
         final AdminRequestDecoder admin = new AdminRequestDecoder();

@@ -2,12 +2,14 @@ package io.sluice.broker.log;
 
 import org.agrona.BitUtil;
 import org.agrona.DirectBuffer;
+import org.agrona.IoUtil;
 import org.agrona.collections.IntArrayList;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,14 +28,21 @@ import java.util.zip.CRC32C;
  * </pre>
  * A segment is a sequence of {@link RecordFrame}s (the layout is stated and read and written there), positions
  * dense and increasing.
- * Writes go to the OS once per applied entry ({@link #flushWrites()}) and are forced to disk by {@link #flush()} (before a
- * snapshot lets Raft purge the entries the records came from); a torn or corrupt tail of the active
- * segment is cut off on open, since the Raft log still holds those entries and applies them again.
+ * <p>
+ * Writes go straight into the active segment's memory mapping: a record's body is copied once, from the
+ * caller's buffer (a view of the applied Raft entry) into the segment's pages, where a {@code write(2)} would
+ * have copied it from a buffer of ours; there is no write buffer. The mapping runs ahead of the records (the file
+ * is extended as it grows, doubling) and the file is cut to its records when the segment is sealed or closed.
+ * Records become readable at {@link #flushWrites()}, which the apply calls once per entry, and are forced to disk
+ * by {@link #flush()} (before a snapshot lets Raft purge the entries the records came from). A torn, corrupt or
+ * zero tail of the active segment (a crash while it ran ahead) is cut off on open, since the Raft log still holds
+ * those entries and applies them again.
  * A snapshot seals the active segment ({@link #roll()}) so the segments it lists never change; compaction
  * only ever deletes whole sealed segments below a floor position.
  * <p>
  * Thread-safety: appends, rolls and compaction come from the state machine's apply thread; reads from
- * exporter threads. Every method is synchronized; reads copy into the caller's buffer.
+ * exporter threads. Every method is synchronized; reads copy into the caller's buffer, through the file channel
+ * (which sees what the mapping wrote: one page cache), so no reader touches a mapping that a roll unmaps.
  */
 public final class RecordLog implements AutoCloseable
 {
@@ -42,14 +51,14 @@ public final class RecordLog implements AutoCloseable
     static final String SEGMENT_SUFFIX = ".log";
 
     static final int MAX_FRAME_LENGTH = 32 * 1024 * 1024;
+    /** The first mapping of an active segment; it doubles as records need, up to the segment size and a slack. */
+    static final int MIN_MAPPING_BYTES = 256 * 1024;
+    static final int MAPPING_SLACK_BYTES = 64 * 1024;
 
     private final Path directory;
     private final long segmentSizeBytes;
     private final List<Segment> segments = new ArrayList<>();
     private final CRC32C crc = new CRC32C();
-    private ByteBuffer writeBuffer = ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.LITTLE_ENDIAN);
-    /** {@link #writeBuffer} as a view for the frame flyweight; wrapped again when the buffer grows. */
-    private final UnsafeBuffer writeView = new UnsafeBuffer(writeBuffer);
     private final RecordFrame frame = new RecordFrame();
     private final IntArrayList pendingLengths = new IntArrayList();
     private int pendingBytes;
@@ -147,8 +156,35 @@ public final class RecordLog implements AutoCloseable
     }
 
     /**
-     * Appends the next record; its position is {@link #lastPosition()} + 1. Records are buffered and reach
-     * the OS (and readers) in one write at {@link #flushWrites()}, which the caller calls after an entry.
+     * Appends the next record, whose body lies in {@code body} as the append batch carried it: a RecordBody of
+     * broker-log-codecs.xml, {@code length} bytes from {@code offset}, encoded with {@code bodyBlockLength} and
+     * {@code bodyVersion}. The body is copied once, into the active segment; its position is {@link #lastPosition()}
+     * + 1. Readers see it after {@link #flushWrites()}, which the caller calls after an entry.
+     */
+    public synchronized long append(
+        final long raftIndex,
+        final DirectBuffer body,
+        final int offset,
+        final int length,
+        final int bodyBlockLength,
+        final int bodyVersion) throws IOException
+    {
+        final long position = lastPosition + 1;
+        final RecordFrame frame = claim(RecordFrame.frameLengthOfBody(length));
+        try
+        {
+            frame.putRecord(raftIndex, position, body, offset, length, bodyBlockLength, bodyVersion).crc(crc);
+        }
+        catch (final InternalError e)
+        {
+            throw mappedWriteFailed(e);
+        }
+        return appended(raftIndex);
+    }
+
+    /**
+     * Appends the next record from its timestamp, key and payload, encoding its body into the active segment;
+     * otherwise as {@link #append(long, DirectBuffer, int, int, int, int)}.
      *
      * @param key null or empty for a record without a key.
      */
@@ -163,47 +199,66 @@ public final class RecordLog implements AutoCloseable
         final int payloadLength) throws IOException
     {
         final int frameKeyLength = key == null || keyLength <= 0 ? RecordFrame.NO_KEY : keyLength;
-        final long frameBytes = RecordFrame.frameLength(frameKeyLength, payloadLength);
+        final long position = lastPosition + 1;
+        final RecordFrame frame = claim(RecordFrame.frameLength(frameKeyLength, payloadLength));
+        try
+        {
+            frame.putRecord(raftIndex, position, timestamp, key, keyOffset, frameKeyLength, payload, payloadOffset,
+                payloadLength).crc(crc);
+        }
+        catch (final InternalError e)
+        {
+            throw mappedWriteFailed(e);
+        }
+        return appended(raftIndex);
+    }
+
+    /** The frame flyweight over the next {@code frameBytes} of the active segment, rolling it first when full. */
+    private RecordFrame claim(final long frameBytes) throws IOException
+    {
         if (frameBytes > MAX_FRAME_LENGTH)
         {
             throw new IOException("record of " + frameBytes + " bytes exceeds the maximum " + MAX_FRAME_LENGTH);
         }
-        final int frameLength = (int)frameBytes;
-        final Segment active = segments.get(segments.size() - 1);
+        Segment active = segments.get(segments.size() - 1);
         if (active.size + pendingBytes >= segmentSizeBytes && active.count() + pendingLengths.size() > 0)
         {
             flushWrites();
-            rollLocked();
+            active = rollLocked();
         }
-        if (writeBuffer.capacity() < pendingBytes + frameLength)
-        {
-            final ByteBuffer larger = ByteBuffer.allocateDirect(
-                BitUtil.findNextPositivePowerOfTwo(pendingBytes + frameLength)).order(ByteOrder.LITTLE_ENDIAN);
-            writeBuffer.clear().limit(pendingBytes);
-            larger.put(writeBuffer);
-            writeBuffer = larger;
-            writeView.wrap(writeBuffer);
-        }
-        final long position = lastPosition + 1;
-        frame.wrap(writeView, pendingBytes)
-            .putRecord(raftIndex, position, timestamp, key, keyOffset, frameKeyLength, payload, payloadOffset, payloadLength)
-            .crc(crc);
-        pendingBytes += frameLength;
-        pendingLengths.addInt(frameLength);
-        pendingRaftIndex = raftIndex;
-        lastPosition = position;
-        return position;
+        final long frameOffset = active.size + pendingBytes;
+        return frame.wrap(active.writable(frameOffset + frameBytes, segmentSizeBytes), (int)frameOffset);
     }
 
-    /** Writes the buffered records to the OS in one write and makes them readable. */
-    public synchronized void flushWrites() throws IOException
+    /**
+     * The JVM reports a fault on a mapped page (the file system could not back it: a full disk) as an
+     * {@code InternalError}; the caller gets the {@code IOException} a failed {@code write(2)} gave. The frame is not
+     * counted, and the next one overwrites it.
+     */
+    private IOException mappedWriteFailed(final InternalError e)
+    {
+        return new IOException("writing into " + segments.get(segments.size() - 1).file + " failed: " + e.getMessage() +
+            " (is the disk full?)", e);
+    }
+
+    /** Counts the frame just written into the active segment. */
+    private long appended(final long raftIndex)
+    {
+        final int frameLength = frame.frameLength();
+        pendingLengths.addInt(frameLength);
+        pendingBytes += frameLength;
+        pendingRaftIndex = raftIndex;
+        return ++lastPosition;
+    }
+
+    /** Makes the records appended since the last call readable (they are in the segment's pages already). */
+    public synchronized void flushWrites()
     {
         if (pendingLengths.isEmpty())
         {
             return;
         }
-        writeBuffer.clear().limit(pendingBytes);
-        segments.get(segments.size() - 1).append(writeBuffer, pendingLengths, pendingRaftIndex);
+        segments.get(segments.size() - 1).published(pendingLengths, pendingRaftIndex);
         lastRaftIndex = pendingRaftIndex;
         flushedPosition = lastPosition;
         pendingLengths.clear();
@@ -340,17 +395,24 @@ public final class RecordLog implements AutoCloseable
         private final long firstPosition;
         private final IntArrayList offsets = new IntArrayList();
         private FileChannel channel;
+        /** Whether the channel is open for writing: the active segment's, until it is sealed. */
+        private boolean writable;
+        /** Bytes of the segment's published records; the file runs ahead of them while a mapping is open. */
         private long size;
         private long lastRaftIndex;
         private ByteBuffer readBuffer;
         private final UnsafeBuffer readView = new UnsafeBuffer(0, 0);
         private final RecordFrame frame = new RecordFrame();
+        /** The active segment's pages from the file's start, where appends write; null until the first one. */
+        private MappedByteBuffer mapping;
+        private final UnsafeBuffer mappingView = new UnsafeBuffer(0, 0);
 
-        private Segment(final Path file, final long firstPosition, final FileChannel channel)
+        private Segment(final Path file, final long firstPosition, final FileChannel channel, final boolean writable)
         {
             this.file = file;
             this.firstPosition = firstPosition;
             this.channel = channel;
+            this.writable = writable;
         }
 
         static Segment create(final Path directory, final long firstPosition) throws IOException
@@ -359,7 +421,7 @@ public final class RecordLog implements AutoCloseable
             final FileChannel channel = FileChannel.open(
                 file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
             channel.truncate(0);
-            return new Segment(file, firstPosition, channel);
+            return new Segment(file, firstPosition, channel, true);
         }
 
         static Segment open(final Path file, final long firstPosition, final boolean active) throws IOException
@@ -367,7 +429,7 @@ public final class RecordLog implements AutoCloseable
             final FileChannel channel = active ?
                 FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE) :
                 FileChannel.open(file, StandardOpenOption.READ);
-            return new Segment(file, firstPosition, channel);
+            return new Segment(file, firstPosition, channel, active);
         }
 
         int count()
@@ -405,7 +467,19 @@ public final class RecordLog implements AutoCloseable
                 }
                 body.clear().position(RecordFrame.LENGTH_FIELD_LENGTH).limit((int)length);
                 readFully(body, offset + RecordFrame.LENGTH_FIELD_LENGTH);
-                if (!frame.crcMatches(crc) || frame.position() != firstPosition + offsets.size())
+                if (!frame.crcMatches(crc))
+                {
+                    break;
+                }
+                if (frame.version() != RecordFrame.VERSION || !frame.isWellFormed())
+                {
+                    // Intact, but not a frame this broker can read (another layout: an older broker's, which had no
+                    // version field, or a newer one's): stop rather than cut off what another version wrote.
+                    throw new IOException("segment " + file + " holds a record frame of version " + frame.version() +
+                        " at offset " + offset + " that this broker cannot read (it reads version " +
+                        RecordFrame.VERSION + "): written by another version of the broker?");
+                }
+                if (frame.position() != firstPosition + offsets.size())
                 {
                     break;
                 }
@@ -428,21 +502,46 @@ public final class RecordLog implements AutoCloseable
             }
         }
 
-        void append(final ByteBuffer frames, final IntArrayList frameLengths, final long raftIndex)
-            throws IOException
+        /**
+         * The mapping, made to hold at least {@code end} bytes: it doubles from {@code MIN_MAPPING_BYTES} up to the
+         * segment size and {@code MAPPING_SLACK_BYTES}, then grows to what a record needs (the segment rolls at its
+         * next append).
+         */
+        UnsafeBuffer writable(final long end, final long segmentSizeBytes) throws IOException
+        {
+            if (mapping != null && mapping.capacity() >= end)
+            {
+                return mappingView;
+            }
+            if (!writable)
+            {
+                throw new IOException("segment " + file + " is sealed");
+            }
+            final long grown = Math.min(Math.max(mapping == null ? MIN_MAPPING_BYTES : 2L * mapping.capacity(),
+                MIN_MAPPING_BYTES), segmentSizeBytes + MAPPING_SLACK_BYTES);
+            final long capacity = Math.max(end, grown);
+            if (capacity > Integer.MAX_VALUE)
+            {
+                throw new IOException("segment " + file + " would exceed " + Integer.MAX_VALUE + " bytes");
+            }
+            unmap();
+            // Extends the file to the capacity; the part past the records is cut off when the segment is sealed or
+            // closed, and on open after a crash (a zero length ends the scan).
+            mapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, capacity);
+            mappingView.wrap(mapping);
+            return mappingView;
+        }
+
+        /** Counts the records written into the mapping since the last call: readers see them from now on. */
+        void published(final IntArrayList frameLengths, final long raftIndex)
         {
             int offset = (int)size;
-            long at = size;
-            while (frames.hasRemaining())
-            {
-                at += channel.write(frames, at);
-            }
             for (int i = 0; i < frameLengths.size(); i++)
             {
                 offsets.addInt(offset);
                 offset += frameLengths.getInt(i);
             }
-            size = at;
+            size = offset;
             lastRaftIndex = raftIndex;
         }
 
@@ -476,6 +575,10 @@ public final class RecordLog implements AutoCloseable
 
         void force() throws IOException
         {
+            if (mapping != null)
+            {
+                mapping.force();
+            }
             if (channel.isOpen())
             {
                 channel.force(false);
@@ -484,14 +587,51 @@ public final class RecordLog implements AutoCloseable
 
         void seal() throws IOException
         {
+            if (writable)
+            {
+                cutToRecords();
+                // The cut is durable before the next segment exists: on open only the last segment may run ahead.
+                channel.force(true);
+            }
             // Reopen read-only: a sealed segment never changes, and a snapshot may be sending it.
             channel.close();
             channel = FileChannel.open(file, StandardOpenOption.READ);
+            writable = false;
         }
 
         void close() throws IOException
         {
-            channel.close();
+            try
+            {
+                if (writable)
+                {
+                    cutToRecords();
+                }
+            }
+            finally
+            {
+                channel.close();
+            }
+        }
+
+        /** Unmaps the active segment and cuts the file the mapping extended back to the published records. */
+        private void cutToRecords() throws IOException
+        {
+            unmap();
+            if (channel.size() != size)
+            {
+                channel.truncate(size);
+            }
+        }
+
+        private void unmap()
+        {
+            if (mapping != null)
+            {
+                mappingView.wrap(0, 0);
+                IoUtil.unmap(mapping);
+                mapping = null;
+            }
         }
 
         private void readFully(final ByteBuffer buffer, final long offset) throws IOException

@@ -1,9 +1,11 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.log.codecs.AppendBatchDecoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.AppendLimits;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -17,12 +19,14 @@ import java.util.function.Function;
  * are in flight, new batches queue up and go out together in the next entry. Each batch keeps its records
  * contiguous, so its positions are the entry's first position plus the records queued before it.
  * <p>
- * A batch arrives encoded as a whole {@code AppendEntry} ({@link AppendEntries}): alone it is proposed as it is,
- * merged with others its record elements are copied.
+ * A batch arrives encoded in its own array ({@link AppendEntries#newBatch}); an entry is a view of it when alone and a
+ * rope over the batches' arrays when merged: no batch is copied here.
  * <p>
- * When any batch of an entry carries an {@link AppendId}, the entry is an {@code IdempotentAppendEntry}: it lists
- * every batch (id or none) with its record count and the leader's clock, and the state machine answers per batch
- * (appended, a duplicate with the remembered positions, or a conflict). Thread-safe.
+ * When any batch of an entry carries an {@link AppendId}, the entry is an {@code IdempotentAppendEntry}: it carries
+ * the leader's clock (each batch carries its own id, or none, and record count), and the state machine answers per
+ * batch (appended, a duplicate with the remembered positions, or a conflict). Thread-safe: the queue and the
+ * in-flight count are guarded by the batcher's monitor; an entry is built and submitted outside it, by the thread
+ * that took its batches from the queue.
  */
 public final class AppendBatcher
 {
@@ -31,7 +35,7 @@ public final class AppendBatcher
     static final int MAX_ENTRY_RECORDS = 65_535;
 
     private final int partitionId;
-    private final Function<byte[], CompletableFuture<AppendOutcomes>> submitter;
+    private final Function<ByteString, CompletableFuture<AppendOutcomes>> submitter;
     private final LongSupplier clockMs;
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
     private int inFlight;
@@ -41,14 +45,14 @@ public final class AppendBatcher
      *                  {@code AppendEntry}'s records, or one per batch of an {@code IdempotentAppendEntry}.
      * @param clockMs   the leader's clock, stamped on idempotent entries.
      */
-    AppendBatcher(final int partitionId, final Function<byte[], CompletableFuture<AppendOutcomes>> submitter, final LongSupplier clockMs)
+    AppendBatcher(final int partitionId, final Function<ByteString, CompletableFuture<AppendOutcomes>> submitter, final LongSupplier clockMs)
     {
         this.partitionId = partitionId;
         this.submitter = submitter;
         this.clockMs = clockMs;
     }
 
-    AppendBatcher(final Function<byte[], CompletableFuture<AppendOutcomes>> submitter)
+    AppendBatcher(final Function<ByteString, CompletableFuture<AppendOutcomes>> submitter)
     {
         this(0, submitter, System::currentTimeMillis);
     }
@@ -58,20 +62,16 @@ public final class AppendBatcher
     {
     }
 
-    /** Queues {@code count} records; completes with their positions once committed. */
-    CompletableFuture<AppendPositions> append(final byte[] batch, final int count)
-    {
-        return append(batch, count, null);
-    }
-
     /**
-     * Queues {@code count} records (0 only with an id) under an id or none; completes with their positions
-     * once committed, the remembered ones for an id already applied, or fails with CONFLICT when the id came with
-     * another request digest.
+     * Queues a batch made by {@link AppendEntries#newBatch} (0 records only with an id), whose array is the batcher's
+     * from now on; completes with its records' positions once committed, the remembered ones for an id already
+     * applied, or fails with CONFLICT when the id came with another request digest.
      */
-    CompletableFuture<AppendPositions> append(final byte[] batch, final int count, final AppendId id)
+    CompletableFuture<AppendPositions> append(final byte[] batch)
     {
-        final Pending pending = new Pending(batch, count, id, new CompletableFuture<>());
+        final AppendBatchDecoder header = AppendEntries.batchHeader(batch);
+        final Pending pending = new Pending(batch, header.recordCount(), header.scope() != IdempotencyScope.NONE,
+            new CompletableFuture<>());
         synchronized (this)
         {
             queue.add(pending);
@@ -96,7 +96,7 @@ public final class AppendBatcher
                 while (!queue.isEmpty())
                 {
                     final Pending next = queue.peek();
-                    final int nextBytes = AppendEntries.IDEMPOTENT_BATCH_LENGTH + AppendEntries.elementsLength(next.batch);
+                    final int nextBytes = AppendEntries.entryLength(next.batch);
                     if (!batch.isEmpty() && (bytes + nextBytes > MAX_ENTRY_BYTES ||
                         records + next.count > MAX_ENTRY_RECORDS || batch.size() == MAX_ENTRY_RECORDS))
                     {
@@ -109,14 +109,17 @@ public final class AppendBatcher
                 }
                 inFlight++;
             }
-            submit(batch, bytes, records);
+            submit(batch);
         }
     }
 
-    private void submit(final List<Pending> batch, final int bytes, final int records)
+    private void submit(final List<Pending> batch)
     {
-        final boolean idempotent = batch.stream().anyMatch((p) -> p.id != null);
-        final byte[] entry = idempotent ? idempotentEntry(batch, records) : plainEntry(batch, records);
+        final boolean idempotent = batch.stream().anyMatch(Pending::hasId);
+        final List<byte[]> batches = new ArrayList<>(batch.size());
+        batch.forEach((p) -> batches.add(p.batch));
+        final ByteString entry = idempotent ?
+            AppendEntries.idempotentEntry(clockMs.getAsLong(), batches) : AppendEntries.plainEntry(batches);
 
         CompletableFuture<AppendOutcomes> committed;
         try
@@ -179,36 +182,7 @@ public final class AppendBatcher
         }
     }
 
-    private byte[] idempotentEntry(final List<Pending> batch, final int records)
-    {
-        final AppendEntries.BatchHeader[] headers = new AppendEntries.BatchHeader[batch.size()];
-        for (int i = 0; i < headers.length; i++)
-        {
-            final Pending pending = batch.get(i);
-            final AppendId id = pending.id;
-            headers[i] = id == null ?
-                new AppendEntries.BatchHeader(pending.count, IdempotencyScope.NONE, 0, 0, 0, 0) :
-                new AppendEntries.BatchHeader(pending.count, id.scope(), id.high(), id.low(), id.bodyDigest(), id.windowMs());
-        }
-        return AppendEntries.idempotentEntry(clockMs.getAsLong(), headers, batches(batch), records);
-    }
-
-    private static byte[] plainEntry(final List<Pending> batch, final int records)
-    {
-        return AppendEntries.plainEntry(batches(batch), records);
-    }
-
-    private static byte[][] batches(final List<Pending> batch)
-    {
-        final byte[][] batches = new byte[batch.size()][];
-        for (int i = 0; i < batches.length; i++)
-        {
-            batches[i] = batch.get(i).batch;
-        }
-        return batches;
-    }
-
-    private record Pending(byte[] batch, int count, AppendId id, CompletableFuture<AppendPositions> future)
+    private record Pending(byte[] batch, int count, boolean hasId, CompletableFuture<AppendPositions> future)
     {
     }
 }

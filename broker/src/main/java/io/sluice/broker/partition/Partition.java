@@ -29,7 +29,7 @@ import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -424,29 +424,22 @@ public final class Partition implements PartitionListener, AutoCloseable
     // ------------------------------------------------------------------------------------------- commands
 
     /**
-     * Appends records on the local leader, coalesced with concurrent appends into few entries; completes
-     * with the records' positions once committed by a quorum and applied here. Fails with
-     * {@link PartitionException} (NOT_LEADER with the known leader, UNAVAILABLE).
+     * Appends a batch of records on the local leader, coalesced with concurrent appends into few entries; completes
+     * with the records' positions once committed by a quorum and applied here. A batch under an idempotency id
+     * that the partition remembers appends nothing again and completes with the positions it was first given; with
+     * another request digest it fails with CONFLICT. Fails with {@link PartitionException} (NOT_LEADER with the
+     * known leader, UNAVAILABLE).
      *
-     * @param batch the records encoded as a whole {@code AppendEntry} ({@link AppendEntries}).
+     * @param batch the records and their id encoded by {@link AppendEntries#newBatch}; the partition's from now on.
      */
-    public CompletableFuture<AppendPositions> append(final byte[] batch, final int count)
-    {
-        return append(batch, count, null);
-    }
-
-    /**
-     * Appends records under an idempotency id (null for none): an id the partition remembers appends nothing again
-     * and completes with the positions it was first given; with another request digest it fails with CONFLICT.
-     */
-    public CompletableFuture<AppendPositions> append(final byte[] batch, final int count, final AppendBatcher.AppendId id)
+    public CompletableFuture<AppendPositions> append(final byte[] batch)
     {
         // During a leadership transfer Ratis refuses writes: wait for it (tens of milliseconds), then answer with the
         // new leader, so the sender goes straight there instead of backing off and searching.
         final CompletableFuture<Integer> pendingTransfer = transfers.running();
         if (pendingTransfer != null)
         {
-            return pendingTransfer.handle((leader, error) -> null).thenCompose((ignored) -> append(batch, count, id));
+            return pendingTransfer.handle((leader, error) -> null).thenCompose((ignored) -> append(batch));
         }
         final RaftServer.Division division = division();
         if (division != null && !division.getInfo().isLeader())
@@ -457,9 +450,9 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             // A new leader refuses writes until its first entry commits: wait for that briefly rather than refuse.
             return whenLeaderReady(division, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_READY_WAIT_MS))
-                .thenCompose((ignored) -> batcher.append(batch, count, id));
+                .thenCompose((ignored) -> batcher.append(batch));
         }
-        return batcher.append(batch, count, id);
+        return batcher.append(batch);
     }
 
     /** Completes once this replica is a ready leader, is no longer leader, or the deadline passed. */
@@ -475,14 +468,14 @@ public final class Partition implements PartitionListener, AutoCloseable
             .thenCompose((ignored) -> whenLeaderReady(division, deadlineNanos));
     }
 
-    private CompletableFuture<AppendOutcomes> appendEntry(final byte[] entry)
+    private CompletableFuture<AppendOutcomes> appendEntry(final ByteString entry)
     {
         final PartitionException notLeader = notLeaderError();
         if (notLeader != null)
         {
             return CompletableFuture.failedFuture(notLeader);
         }
-        return submitLocal(Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))).thenApply((reply) ->
+        return submitLocal(Message.valueOf(entry)).thenApply((reply) ->
         {
             if (!reply.isSuccess())
             {

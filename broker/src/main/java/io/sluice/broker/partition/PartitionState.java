@@ -20,8 +20,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -34,10 +36,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * the same committed entries in the same order through {@link #apply}, one dispatch on the entry's template
  * id, so every replica holds the same state. {@link PartitionStateMachine} adapts it to Ratis.
  * <p>
- * Entries are applied again after a restart (those after the last snapshot): an append entry whose Raft index
- * is not above the record log's last one is already in the log and is not written again, but its positions are
- * counted on from the snapshot's last position ({@code appliedPosition}) so the append ids it carried are
- * remembered with the positions they were first given; the other entries are idempotent.
+ * Entries are applied again after a restart (those after the last snapshot): an append entry's positions are
+ * counted on from the snapshot's last position ({@code appliedPosition}), so the append ids it carried are
+ * remembered with the positions they were first given, and only its records at positions the log does not hold
+ * are written (by position, not Raft index: a crash can leave an entry half written); the other entries are
+ * idempotent.
+ * <p>
+ * Records reach the log from the entry's own bytes: {@link AppendEntries.Reader} gives each record's body where it
+ * lies in the entry (the leader's entry is a rope over the batches the command API encoded), and
+ * {@link RecordLog#append(long, DirectBuffer, int, int, int, int)} copies it into the segment, the only copy here.
  * <p>
  * Thread-safety: {@link #apply}, {@link #restore} and the snapshot calls on one thread (Ratis's apply thread);
  * getters are safe from any thread. {@link #exportGate()} is held around every export (director and backfills)
@@ -67,16 +74,14 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final Map<String, Long> exporterPositions = new ConcurrentHashMap<>();
 
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
-    private final AppendEntryDecoder appendDecoder = new AppendEntryDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
-    private final IdempotentAppendEntryDecoder idempotentDecoder = new IdempotentAppendEntryDecoder();
     private final AppendIdempotency idempotency;
     private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
-    private int[] batchRecordCounts = new int[16];
-    /** Whether each batch of the idempotent entry being applied writes its records (not a duplicate or conflict). */
-    private boolean[] batchAppends = new boolean[16];
-    private final UnsafeBuffer keyView = new UnsafeBuffer(0, 0);
-    private final UnsafeBuffer payloadView = new UnsafeBuffer(0, 0);
+    /** The entry being applied, in the pieces Ratis holds it in; views of it end with the apply. */
+    private final EntryBytes entryBytes = new EntryBytes();
+    private final AppendEntries.Reader appendReader = new AppendEntries.Reader();
+    private final UnsafeBuffer entryView = new UnsafeBuffer(0, 0);
+    private final ExpandableArrayBuffer entryScratch = new ExpandableArrayBuffer(0);
 
     private volatile RecordLog log;
     /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
@@ -202,15 +207,42 @@ public final class PartitionState implements PartitionBackfills.StateView
     // ---------------------------------------------------------------------------------------------- apply
 
     /**
-     * Applies one committed entry, the one at Raft index {@code index}, of which {@code buffer} holds exactly the
-     * bytes. Returns the reply for the proposer: an encoded {@code AppendResult} or {@code AppendBatchesResult}
-     * ({@link AppendReplies}) for appends, {@link #NO_REPLY} for the rest.
+     * Applies one committed entry, the one at Raft index {@code index}, whose bytes are the remaining bytes of
+     * {@code pieces}, in order (one buffer, or the pieces of a rope as the leader holds the entry it proposed). The
+     * buffers are only read, and no view of them outlives this call. Returns the reply for the proposer: an encoded
+     * {@code AppendResult} or {@code AppendBatchesResult} ({@link AppendReplies}) for appends, {@link #NO_REPLY} for
+     * the rest.
      *
      * @throws IOException when the entry is not one of this schema, or the record log cannot be written.
      */
+    public byte[] apply(final long index, final List<ByteBuffer> pieces) throws IOException
+    {
+        try
+        {
+            return apply(index, entryBytes.wrap(pieces));
+        }
+        finally
+        {
+            releaseEntry();
+        }
+    }
+
+    /** Applies one committed entry of which {@code buffer} holds exactly the bytes; as {@link #apply(long, List)}. */
     public byte[] apply(final long index, final DirectBuffer buffer) throws IOException
     {
-        headerDecoder.wrap(buffer, 0);
+        try
+        {
+            return apply(index, entryBytes.wrap(buffer));
+        }
+        finally
+        {
+            releaseEntry();
+        }
+    }
+
+    private byte[] apply(final long index, final EntryBytes entry) throws IOException
+    {
+        headerDecoder.wrap(entry.view(entryView, 0, MessageHeaderDecoder.ENCODED_LENGTH, entryScratch), 0);
         if (headerDecoder.schemaId() != MessageHeaderDecoder.SCHEMA_ID)
         {
             throw new IOException("entry " + index + " has schema " + headerDecoder.schemaId());
@@ -218,10 +250,15 @@ public final class PartitionState implements PartitionBackfills.StateView
         final int offset = headerDecoder.encodedLength();
         final int blockLength = headerDecoder.blockLength();
         final int version = headerDecoder.version();
+        final int templateId = headerDecoder.templateId();
+        // An append entry is read piece by piece; the other entries are small and proposed in one piece: a view.
+        final DirectBuffer buffer = templateId == AppendEntryDecoder.TEMPLATE_ID ||
+            templateId == IdempotentAppendEntryDecoder.TEMPLATE_ID ? null :
+            entry.view(entryView, 0, entry.length(), entryScratch);
         switch (headerDecoder.templateId())
         {
             case AppendEntryDecoder.TEMPLATE_ID:
-                return onAppend(index, appendDecoder.wrap(buffer, offset, blockLength, version));
+                return onAppend(index, appendReader.wrap(entry, templateId, blockLength, version));
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
                 return NO_REPLY;
@@ -233,39 +270,67 @@ public final class PartitionState implements PartitionBackfills.StateView
                 onBackfill(index, buffer);
                 return NO_REPLY;
             case IdempotentAppendEntryDecoder.TEMPLATE_ID:
-                return onIdempotentAppend(index, idempotentDecoder.wrap(buffer, offset, blockLength, version));
+                appendReader.wrap(entry, templateId, blockLength, version);
+                return onIdempotentAppend(index);
             default:
                 throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
         }
     }
 
-    private byte[] onAppend(final long index, final AppendEntryDecoder decoder) throws IOException
+    /** Drops every view of the entry just applied: they reach into Ratis's buffers. */
+    private void releaseEntry()
+    {
+        appendReader.release();
+        entryView.wrap(0, 0);
+        entryBytes.release();
+    }
+
+    /**
+     * Bytes the apply copied because a range of an entry crossed the entry's pieces: 0 for every entry this broker
+     * proposes. For tests and diagnostics; safe from any thread.
+     */
+    public long gatheredBytes()
+    {
+        return entryBytes.gatheredBytes();
+    }
+
+    /** Entries applied in more than one piece (a leader's merged appends, as proposed); as {@link #gatheredBytes}. */
+    public long entriesAppliedInPieces()
+    {
+        return entryBytes.entriesInPieces();
+    }
+
+    /**
+     * Applies client batches without ids: every record at the next position, written into the log from the entry's
+     * own bytes (a record's one copy there is into the segment).
+     */
+    private byte[] onAppend(final long index, final int batchCount) throws IOException
     {
         final RecordLog log = this.log;
-        final AppendEntryDecoder.RecordsDecoder records = decoder.records();
-        final int count = records.count();
         final long firstPosition = appliedPosition + 1;
-        appliedPosition += count;
         final long held = log.lastPosition();
-        if (appliedPosition <= held)
+        long position = firstPosition;
+        boolean written = false;
+        for (int b = 0; b < batchCount; b++)
+        {
+            appendReader.nextBatch();
+            final int count = appendReader.recordCount();
+            if (position + count - 1 > held)
+            {
+                if (!written)
+                {
+                    checkAppliedPosition(log, firstPosition, held);
+                }
+                written |= writeRecords(log, index, position, held);
+            }
+            position += count;
+        }
+        final int count = (int)(position - firstPosition);
+        appliedPosition += count;
+        if (!written)
         {
             // Applied again after a restart: the records are already in the log.
             return NO_REPLY;
-        }
-        checkAppliedPosition(log, firstPosition, held);
-        long position = firstPosition;
-        for (final AppendEntryDecoder.RecordsDecoder record : records)
-        {
-            final long timestamp = record.timestamp();
-            final int keyLength = record.keyLength();
-            // Wrapped even when skipped: the decoder finds the next record only past this one's var data.
-            record.wrapKey(keyView);
-            record.wrapPayload(payloadView);
-            if (position++ <= held)
-            {
-                continue;
-            }
-            log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
         }
         log.flushWrites();
         listener.onRecordsApplied(partitionId, log.lastPosition());
@@ -273,89 +338,88 @@ public final class PartitionState implements PartitionBackfills.StateView
     }
 
     /**
+     * Writes the current batch's records whose positions (the first is {@code position}) the log does not hold yet;
+     * returns whether it wrote any.
+     */
+    private boolean writeRecords(final RecordLog log, final long index, final long firstPosition, final long held)
+        throws IOException
+    {
+        final AppendEntries.Reader reader = appendReader;
+        final int count = reader.recordCount();
+        boolean written = false;
+        for (int r = 0; r < count; r++)
+        {
+            reader.nextRecord();
+            if (firstPosition + r > held)
+            {
+                log.append(index, reader.recordBuffer(), reader.recordOffset(), reader.recordLength(),
+                    reader.recordBlockLength(), reader.recordVersion());
+                written = true;
+            }
+        }
+        return written;
+    }
+
+    /**
      * Applies client batches of which some carry an id: a batch whose id is remembered (and not expired on the
      * replicated clock) appends nothing and answers the remembered positions, or CONFLICT when its request digest
      * differs; any other batch appends and, with an id, is remembered from now on.
      */
-    private byte[] onIdempotentAppend(final long index, final IdempotentAppendEntryDecoder decoder) throws IOException
+    private byte[] onIdempotentAppend(final long index) throws IOException
     {
         final RecordLog log = this.log;
-        idempotency.advanceClock(decoder.timestampMs());
+        final AppendEntries.Reader reader = appendReader;
+        idempotency.advanceClock(reader.timestampMs());
         final long nowMs = idempotency.clockMs();
-        final IdempotentAppendEntryDecoder.BatchesDecoder batches = decoder.batches();
-        final int batchCount = batches.count();
-        if (batchRecordCounts.length < batchCount)
-        {
-            batchRecordCounts = new int[batchCount];
-            batchAppends = new boolean[batchCount];
-        }
+        final int batchCount = reader.batchCount();
         batchesReply.start(batchCount);
         final long firstPosition = appliedPosition + 1;
-        int b = 0;
-        for (final IdempotentAppendEntryDecoder.BatchesDecoder batch : batches)
+        // Applied again after a restart with its records in the log already: positions are counted below, the ids
+        // remembered with them, and only records at positions the log does not hold are written.
+        final long held = log.lastPosition();
+        boolean written = false;
+        for (int b = 0; b < batchCount; b++)
         {
-            final int recordCount = batch.recordCount();
-            final IdempotencyTable table = idempotency.table(batch.scope());
+            reader.nextBatch();
+            final int recordCount = reader.recordCount();
+            final IdempotencyTable table = idempotency.table(reader.scope());
             AppendOutcome outcome = AppendOutcome.APPENDED;
-            long first = appliedPosition + 1;
+            final long first = appliedPosition + 1;
+            long answeredFirst = first;
             int count = recordCount;
             if (table != null)
             {
-                final int slot = table.find(batch.idHigh(), batch.idLow(), nowMs);
+                final int slot = table.find(reader.idHigh(), reader.idLow(), nowMs);
                 if (slot >= 0)
                 {
-                    outcome = table.digest(slot) == batch.bodyDigest() ? AppendOutcome.DUPLICATE : AppendOutcome.CONFLICT;
-                    first = outcome == AppendOutcome.DUPLICATE ? table.firstPosition(slot) : -1;
+                    outcome = table.digest(slot) == reader.bodyDigest() ? AppendOutcome.DUPLICATE : AppendOutcome.CONFLICT;
+                    answeredFirst = outcome == AppendOutcome.DUPLICATE ? table.firstPosition(slot) : -1;
                     count = outcome == AppendOutcome.DUPLICATE ? table.count(slot) : 0;
                 }
                 else
                 {
-                    table.put(batch.idHigh(), batch.idLow(), batch.bodyDigest(), first, recordCount,
-                        nowMs + Math.max(0, batch.windowMs()));
+                    table.put(reader.idHigh(), reader.idLow(), reader.bodyDigest(), first, recordCount,
+                        nowMs + Math.max(0, reader.windowMs()));
                 }
             }
             if (outcome == AppendOutcome.APPENDED)
             {
                 appliedPosition += recordCount;
+                if (appliedPosition > held)
+                {
+                    if (!written)
+                    {
+                        checkAppliedPosition(log, firstPosition, held);
+                    }
+                    written |= writeRecords(log, index, first, held);
+                }
             }
-            batchRecordCounts[b] = recordCount;
-            batchAppends[b] = outcome == AppendOutcome.APPENDED;
-            batchesReply.add(first, count, outcome);
-            b++;
+            batchesReply.add(answeredFirst, count, outcome);
         }
-        // Applied again after a restart with its records in the log already: positions were counted above, the
-        // ids remembered with them, and nothing is written again.
-        final long held = log.lastPosition();
-        if (appliedPosition > held)
+        if (written)
         {
-            checkAppliedPosition(log, firstPosition, held);
-            long position = firstPosition;
-            final IdempotentAppendEntryDecoder.RecordsDecoder records = decoder.records();
-            int batchIndex = 0;
-            int leftInBatch = batchCount == 0 ? 0 : batchRecordCounts[0];
-            boolean written = false;
-            for (final IdempotentAppendEntryDecoder.RecordsDecoder record : records)
-            {
-                while (leftInBatch == 0 && batchIndex < batchCount - 1)
-                {
-                    leftInBatch = batchRecordCounts[++batchIndex];
-                }
-                leftInBatch--;
-                final long timestamp = record.timestamp();
-                final int keyLength = record.keyLength();
-                record.wrapKey(keyView);
-                record.wrapPayload(payloadView);
-                if (batchAppends[batchIndex] && position++ > held)
-                {
-                    log.append(index, timestamp, keyView, 0, keyLength, payloadView, 0, payloadView.capacity());
-                    written = true;
-                }
-            }
-            if (written)
-            {
-                log.flushWrites();
-                listener.onRecordsApplied(partitionId, log.lastPosition());
-            }
+            log.flushWrites();
+            listener.onRecordsApplied(partitionId, log.lastPosition());
         }
         return batchesReply.bytes();
     }

@@ -2,7 +2,6 @@ package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -131,9 +130,11 @@ public final class PartitionStateMachine extends BaseStateMachine
         final long index = entry.getIndex();
         try
         {
-            // A view, not a copy: the state copies what it keeps (records into the log) and holds no reference.
-            final ByteBuffer data = entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer();
-            final byte[] reply = state.apply(index, new UnsafeBuffer(data, data.position(), data.remaining()));
+            // Views, not a copy: on the leader the entry it proposed, which may be a rope over the client batches
+            // (asReadOnlyByteBuffer would flatten it into one new array); the state copies what it keeps (records
+            // into the log) and holds no reference once this returns.
+            final List<ByteBuffer> data = entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBufferList();
+            final byte[] reply = state.apply(index, data);
             return CompletableFuture.completedFuture(reply.length == 0 ?
                 Message.EMPTY : Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
         }

@@ -1,5 +1,6 @@
 package io.sluice.broker.log;
 
+import io.sluice.broker.log.codecs.RecordBodyEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +42,7 @@ class RecordFrameTest
     }
 
     @Test
-    void aRecordWithoutAKeyStoresMinusOneAndNoKeyBytes()
+    void aRecordWithoutAKeyReadsAsNoKeyAndHoldsNoKeyBytes()
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[(int)RecordFrame.frameLength(RecordFrame.NO_KEY, 7)]);
         final RecordFrame frame = new RecordFrame().wrap(buffer, 0).putRecord(1, 2, 3, null, 0, 5, payload, 0, 7).crc(crc);
@@ -53,7 +54,7 @@ class RecordFrameTest
     }
 
     @Test
-    void theCrcCoversEveryByteFromTheRaftIndexOnButNotTheLengthOrItself()
+    void theCrcCoversEveryByteFromTheVersionOnButNotTheLengthOrItself()
     {
         final int length = (int)RecordFrame.frameLength(3, 7);
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
@@ -66,5 +67,45 @@ class RecordFrameTest
         }
         assertThat(frame.crcMatches(crc)).isTrue();
         assertThat(RecordFrame.CHECKED_OFFSET).isEqualTo(RecordFrame.CRC_OFFSET + 4);
+    }
+
+    @Test
+    void aBodyCopiedFromAnAppendBatchMakesTheSameFrameAsOneEncodedFromItsFields()
+    {
+        final UnsafeBuffer body = new UnsafeBuffer(new byte[64]);
+        final int bodyLength = new RecordBodyEncoder().wrap(body, 9).timestamp(13).putKey(key, 0, 3)
+            .putPayload(payload, 0, 7).encodedLength();
+        final int length = (int)RecordFrame.frameLength(3, 7);
+        assertThat(RecordFrame.frameLengthOfBody(bodyLength)).isEqualTo(length);
+        final UnsafeBuffer copied = new UnsafeBuffer(new byte[length]);
+        final UnsafeBuffer encoded = new UnsafeBuffer(new byte[length]);
+
+        new RecordFrame().wrap(copied, 0)
+            .putRecord(11, 12, body, 9, bodyLength, RecordBodyEncoder.BLOCK_LENGTH, RecordBodyEncoder.SCHEMA_VERSION).crc(crc);
+        new RecordFrame().wrap(encoded, 0).putRecord(11, 12, 13, key, 0, 3, payload, 0, 7).crc(crc);
+
+        assertThat(copied.byteArray()).isEqualTo(encoded.byteArray());
+        final RecordFrame read = new RecordFrame().wrap(copied, 0);
+        assertThat(read.version()).isEqualTo(RecordFrame.VERSION);
+        assertThat(read.bodyVersion()).isEqualTo(RecordBodyEncoder.SCHEMA_VERSION);
+        assertThat(read.isWellFormed()).isTrue();
+    }
+
+    @Test
+    void aFrameWhoseBodyDoesNotEndAtTheFramesEndIsNotWellFormed()
+    {
+        final int length = (int)RecordFrame.frameLength(3, 7);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
+        final RecordFrame frame = new RecordFrame().wrap(buffer, 0).putRecord(1, 2, 3, key, 0, 3, payload, 0, 7).crc(crc);
+        assertThat(frame.isWellFormed()).isTrue();
+
+        final int payloadLengthOffset = frame.payloadOffset() - 4;
+        buffer.putInt(payloadLengthOffset, 6, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(frame.isWellFormed()).as("payload ends before the frame").isFalse();
+        buffer.putInt(payloadLengthOffset, 1 << 20, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(frame.isWellFormed()).as("payload runs past the frame").isFalse();
+        buffer.putInt(payloadLengthOffset, 7, java.nio.ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(frame.keyOffset() - 4, 1 << 20, java.nio.ByteOrder.LITTLE_ENDIAN);
+        assertThat(frame.isWellFormed()).as("key runs past the frame").isFalse();
     }
 }

@@ -1,5 +1,7 @@
 package io.sluice.broker.log;
 
+import io.sluice.broker.Allocations;
+import io.sluice.broker.log.codecs.RecordBodyEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -132,15 +134,17 @@ class RecordLogTest
     }
 
     /**
-     * A segment as the log wrote it before frames had their own flyweight (two records of Raft entry 7: key "k1",
-     * then no key; payload {"a":1}): it still opens, reads, and a log writes the same records to the same bytes.
+     * A segment of frame version 1, its bytes (CRCs included) worked out from RecordFrame's layout by hand, not by
+     * the log: two records of Raft entry 7, key "k1", then no key, payload {"a":1}. It opens and reads, and a log
+     * writes the same records to the same bytes, so a change to the layout cannot pass unnoticed.
      */
     @Test
     @Timeout(10)
     void theFrameLayoutIsByteForByteTheOneSegmentsAlreadyHold() throws IOException
     {
-        final String written = "2d0000002a03799b070000000000000001000000000000007b68e5cf8b010000020000006b3107000000" +
-            "7b2261223a317d2b000000fd88d85f070000000000000002000000000000007c68e5cf8b010000ffffffff070000007b2261223a317d";
+        final String written = "35000000ef59e6360100080004000000070000000000000001000000000000007b68e5cf8b010000" +
+            "020000006b31070000007b2261223a317d330000000330f9cf010008000400000007000000000000000200000000000000" +
+            "7c68e5cf8b01000000000000070000007b2261223a317d";
         final Path old = dir.resolve("old");
         Files.createDirectories(old);
         Files.write(old.resolve("segment-00000000000000000001.log"), hex(written));
@@ -166,6 +170,124 @@ class RecordLogTest
             log.flushWrites();
         }
         assertThat(Files.readAllBytes(fresh.resolve("segment-00000000000000000001.log"))).isEqualTo(hex(written));
+    }
+
+    /**
+     * The copy the log used to make into its write buffer: a record's body goes from the caller's buffer (a view of
+     * the applied entry) straight into the segment. A 4 MiB record written through any buffer of ours, or through
+     * the JDK's temporary direct buffer for a heap buffer written to a channel, would allocate at least its size.
+     */
+    @Test
+    @Timeout(20)
+    void aRecordIsCopiedFromTheCallersBufferStraightIntoTheSegment() throws Exception
+    {
+        final byte[] payload = ("{\"p\":\"" + "x".repeat(4 << 20) + "\"}").getBytes(StandardCharsets.UTF_8);
+        final UnsafeBuffer body = new UnsafeBuffer(new byte[(int)RecordFrame.frameLength(3, payload.length)]);
+        final int bodyLength = new RecordBodyEncoder().wrap(body, 0).timestamp(5).key("big")
+            .putPayload(payload, 0, payload.length).encodedLength();
+        try (RecordLog log = RecordLog.open(dir, 1 << 20, 0, 0))
+        {
+            append(log, 1, "k", "{}"); // the classes loaded and the segment mapped, outside what is measured
+
+            final Allocations.Allocated allocated = Allocations.of(() ->
+            {
+                log.append(2, body, 0, bodyLength, RecordBodyEncoder.BLOCK_LENGTH, RecordBodyEncoder.SCHEMA_VERSION);
+                log.flushWrites();
+            });
+
+            assertThat(allocated.heapBytes()).as("heap bytes allocated writing a 4 MiB record").isLessThan(256 * 1024);
+            assertThat(allocated.directBytes()).as("direct bytes allocated writing a 4 MiB record").isLessThan(256 * 1024);
+            final byte[] read = new byte[payload.length];
+            log.read(2, 1, (position, timestamp, buffer, keyOffset, keyLength, payloadOffset, payloadLength) ->
+            {
+                assertThat(buffer.getStringWithoutLengthUtf8(keyOffset, keyLength)).isEqualTo("big");
+                assertThat(timestamp).isEqualTo(5);
+                buffer.getBytes(payloadOffset, read, 0, payloadLength);
+            });
+            assertThat(read).isEqualTo(payload);
+        }
+    }
+
+    /** The mapping runs ahead of the records; a crash leaves that part of the file as zeros, which open cuts off. */
+    @Test
+    @Timeout(10)
+    void aZeroTailTheMappingLeftAfterACrashIsCutOffOnOpen() throws IOException
+    {
+        try (RecordLog log = RecordLog.open(dir, 1 << 20, 0, 0))
+        {
+            for (int i = 1; i <= 3; i++)
+            {
+                append(log, i, "k" + i, "{}");
+            }
+        }
+        final Path segment = onlySegment();
+        final long records = Files.size(segment);
+        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.WRITE))
+        {
+            channel.write(ByteBuffer.allocate(64 * 1024), records);
+        }
+        try (RecordLog log = RecordLog.open(dir, 1 << 20, 0, 0))
+        {
+            assertThat(log.lastPosition()).isEqualTo(3);
+            assertThat(Files.size(segment)).isEqualTo(records);
+            assertThat(append(log, 4, "k4", "{}")).isEqualTo(4);
+        }
+        assertThat(Files.size(segment)).as("closed: the file holds its records and nothing else").isGreaterThan(records)
+            .isLessThan(records + 100);
+        try (RecordLog log = RecordLog.open(dir, 1 << 20, 0, 0))
+        {
+            assertThat(readAll(log, 1)).containsExactly("k1={}", "k2={}", "k3={}", "k4={}");
+        }
+    }
+
+    /** An intact frame of a layout this broker does not read (a newer one's) stops the open and is never cut off. */
+    @Test
+    @Timeout(10)
+    void anIntactFrameOfAnotherVersionStopsTheOpenAndIsKept() throws IOException
+    {
+        try (RecordLog log = RecordLog.open(dir, 1 << 20, 0, 0))
+        {
+            append(log, 1, "k", "{}");
+            append(log, 2, "k", "{}");
+        }
+        final Path segment = onlySegment();
+        final byte[] bytes = Files.readAllBytes(segment);
+        final UnsafeBuffer buffer = new UnsafeBuffer(bytes);
+        final RecordFrame second = new RecordFrame().wrap(buffer, new RecordFrame().wrap(buffer, 0).frameLength());
+        buffer.putShort(second.offset() + RecordFrame.VERSION_OFFSET, (short)2, java.nio.ByteOrder.LITTLE_ENDIAN);
+        second.crc(new java.util.zip.CRC32C());
+        Files.write(segment, bytes);
+
+        assertThatThrownBy(() -> RecordLog.open(dir, 1 << 20, 0, 0)).isInstanceOf(IOException.class)
+            .hasMessageContaining("version 2").hasMessageContaining("cannot read");
+        assertThat(Files.readAllBytes(segment)).isEqualTo(bytes);
+    }
+
+    /**
+     * A segment as the log wrote it before frames had a version (two records of Raft entry 7, key "k1", then no key,
+     * payload {"a":1}): its CRCs cover the same bytes as a version 1 frame's, so its frames look intact; the open
+     * stops on them and leaves the file as it was, rather than cutting it off as a torn tail.
+     */
+    @Test
+    @Timeout(10)
+    void aSegmentWrittenBeforeFramesHadAVersionStopsTheOpenAndIsKept() throws IOException
+    {
+        final byte[] old = hex("2d0000002a03799b070000000000000001000000000000007b68e5cf8b010000020000006b3107000000" +
+            "7b2261223a317d2b000000fd88d85f070000000000000002000000000000007c68e5cf8b010000ffffffff070000007b2261223a317d");
+        final Path segment = dir.resolve("segment-00000000000000000001.log");
+        Files.write(segment, old);
+
+        assertThatThrownBy(() -> RecordLog.open(dir, 1 << 20, 0, 0)).isInstanceOf(IOException.class)
+            .hasMessageContaining("cannot read");
+        assertThat(Files.readAllBytes(segment)).isEqualTo(old);
+    }
+
+    private Path onlySegment() throws IOException
+    {
+        try (Stream<Path> files = Files.list(dir))
+        {
+            return files.filter((p) -> p.toString().endsWith(".log")).findFirst().orElseThrow();
+        }
     }
 
     private static byte[] hex(final String hex)

@@ -1,15 +1,13 @@
 package io.sluice.broker.partition;
 
-import io.sluice.broker.log.codecs.AppendEntryDecoder;
-import io.sluice.broker.log.codecs.AppendEntryEncoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.IdempotencyScope;
-import io.sluice.broker.log.codecs.MessageHeaderDecoder;
-import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.BufferUtil;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class AppendBatcherTest
 {
-    private final List<byte[]> entries = new ArrayList<>();
+    private final List<ByteString> entries = new ArrayList<>();
     private final List<CompletableFuture<AppendOutcomes>> replies = new ArrayList<>();
     private final AppendBatcher batcher = new AppendBatcher((entry) ->
     {
@@ -31,17 +29,17 @@ class AppendBatcherTest
 
     @Test
     @Timeout(10)
-    void batchesQueuedWhileEntriesAreInFlightShareOneEntryAndSplitItsPositions()
+    void batchesQueuedWhileEntriesAreInFlightShareOneEntryAndSplitItsPositions() throws Exception
     {
         final List<CompletableFuture<AppendPositions>> first = new ArrayList<>();
         for (int i = 0; i < AppendBatcher.MAX_IN_FLIGHT; i++)
         {
-            first.add(batcher.append(batch("a" + i), 1));
+            first.add(batcher.append(batch("a" + i)));
         }
         assertThat(entries).hasSize(AppendBatcher.MAX_IN_FLIGHT);
 
-        final CompletableFuture<AppendPositions> x = batcher.append(batch("x1", "x2"), 2);
-        final CompletableFuture<AppendPositions> y = batcher.append(batch("y1"), 1);
+        final CompletableFuture<AppendPositions> x = batcher.append(batch("x1", "x2"));
+        final CompletableFuture<AppendPositions> y = batcher.append(batch("y1"));
         assertThat(entries).as("queued while the window is full").hasSize(AppendBatcher.MAX_IN_FLIGHT);
 
         replies.get(0).complete(AppendOutcomes.appended(1, 1));
@@ -54,11 +52,40 @@ class AppendBatcherTest
         assertThat(y.join()).isEqualTo(new AppendPositions(12, 1));
     }
 
+    /**
+     * The copy the batcher used to make: an entry of one batch is a view of the batch's own array, an entry of several
+     * (with ids or without, with batches of no records or tiny ones) is a rope whose pieces are the batches' arrays.
+     */
+    @Test
+    @Timeout(10)
+    void anEntryIsAViewOfItsBatchOrARopeOverTheBatchesOwnArraysNeverACopy() throws Exception
+    {
+        final byte[] lone = batch("a");
+        final byte[] loneWithId = batch(id(1), "b");
+        batcher.append(lone);
+        batcher.append(loneWithId);
+        batcher.append(batch("c"));
+        batcher.append(batch("d"));
+        final byte[][] queued = {batch("x1", "x2"), batch(id(2)), batch(id(3)), batch("y"), batch(id(4), "z")};
+        for (final byte[] batch : queued)
+        {
+            batcher.append(batch);
+        }
+        assertThat(entries).hasSize(AppendBatcher.MAX_IN_FLIGHT);
+        replies.get(0).complete(AppendOutcomes.appended(1, 1));
+
+        assertThat(entries).hasSize(AppendBatcher.MAX_IN_FLIGHT + 1);
+        assertSharesArrays(entries.get(0), lone);
+        assertSharesArrays(entries.get(1), loneWithId);
+        assertSharesArrays(entries.get(AppendBatcher.MAX_IN_FLIGHT), queued);
+        assertThat(keys(entries.get(AppendBatcher.MAX_IN_FLIGHT))).containsExactly("x1", "x2", "y", "z");
+    }
+
     @Test
     @Timeout(10)
     void aFailedEntryFailsEveryBatchInIt()
     {
-        final CompletableFuture<AppendPositions> a = batcher.append(batch("a"), 1);
+        final CompletableFuture<AppendPositions> a = batcher.append(batch("a"));
         replies.get(0).completeExceptionally(new IllegalStateException("not leader"));
         assertThat(a).isCompletedExceptionally();
     }
@@ -67,9 +94,9 @@ class AppendBatcherTest
     @Timeout(10)
     void anIdempotentEntryAnswersEachBatchItsOwnPositionsAndFailsOnlyTheConflictingOne()
     {
-        final CompletableFuture<AppendPositions> plain = batcher.append(batch("p"), 1);
-        final CompletableFuture<AppendPositions> duplicate = batcher.append(batch("d1", "d2"), 2, id(1));
-        final CompletableFuture<AppendPositions> conflict = batcher.append(batch("c"), 1, id(2));
+        final CompletableFuture<AppendPositions> plain = batcher.append(batch("p"));
+        final CompletableFuture<AppendPositions> duplicate = batcher.append(batch(id(1), "d1", "d2"));
+        final CompletableFuture<AppendPositions> conflict = batcher.append(batch(id(2), "c"));
         // The first went alone; the window was not full, so each went in its own entry: answer the idempotent ones.
         assertThat(entries).hasSize(3);
         final AppendReplies.BatchesReply reply = new AppendReplies.BatchesReply();
@@ -90,7 +117,7 @@ class AppendBatcherTest
     @Timeout(10)
     void anIdempotentEntryAnsweredForAnotherNumberOfBatchesFailsEachBatch()
     {
-        final CompletableFuture<AppendPositions> a = batcher.append(batch("a"), 1, id(1));
+        final CompletableFuture<AppendPositions> a = batcher.append(batch(id(1), "a"));
         final AppendReplies.BatchesReply reply = new AppendReplies.BatchesReply();
         reply.start(2);
         reply.add(1, 1, AppendOutcome.APPENDED);
@@ -121,39 +148,43 @@ class AppendBatcherTest
         return new AppendBatcher.AppendId(IdempotencyScope.CLIENT, n, ~n, 99, 60_000);
     }
 
-    /** A batch as the command API encodes one: a whole AppendEntry with these keys and {@code {}} payloads. */
+    /** A batch as the command API encodes one, without an id: records with these keys and {@code {}} payloads. */
     private static byte[] batch(final String... keys)
     {
-        long length = AppendEntries.BATCH_ELEMENTS_OFFSET;
-        for (final String key : keys)
-        {
-            length += AppendEntries.recordLength(key.length(), 2);
-        }
-        final byte[] bytes = new byte[(int)length];
-        final AppendEntryEncoder.RecordsEncoder records = AppendEntries.startBatch(new UnsafeBuffer(bytes))
-            .recordsCount(keys.length);
-        for (final String key : keys)
-        {
-            records.next().timestamp(7).key(key).putPayload("{}".getBytes(StandardCharsets.UTF_8), 0, 2);
-        }
-        return bytes;
+        return batch(null, keys);
     }
 
-    private static List<String> keys(final byte[] entry)
+    private static byte[] batch(final AppendBatcher.AppendId id, final String... keys)
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(entry);
-        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, 0);
-        assertThat(header.templateId()).isEqualTo(AppendEntryDecoder.TEMPLATE_ID);
-        final AppendEntryDecoder decoder = new AppendEntryDecoder()
-            .wrap(buffer, header.encodedLength(), header.blockLength(), header.version());
-        final List<String> keys = new ArrayList<>();
-        for (final AppendEntryDecoder.RecordsDecoder record : decoder.records())
+        final String[] records = new String[keys.length];
+        for (int i = 0; i < keys.length; i++)
         {
-            record.timestamp();
-            keys.add(record.key());
-            final byte[] payload = new byte[record.payloadLength()];
-            record.getPayload(payload, 0, payload.length);
-            assertThat(new String(payload, StandardCharsets.UTF_8)).isEqualTo("{}");
+            records[i] = keys[i] + "={}";
+        }
+        return PartitionEntries.batch(id, 7, false, records);
+    }
+
+    /** The entry's pieces are the batches' arrays, in order, each to its end: no byte of a batch was copied. */
+    private static void assertSharesArrays(final ByteString entry, final byte[]... batches)
+    {
+        final List<ByteBuffer> pieces = entry.asReadOnlyByteBufferList();
+        assertThat(pieces).as("one piece for each batch").hasSize(batches.length);
+        for (int i = 0; i < batches.length; i++)
+        {
+            final ByteBuffer piece = pieces.get(i);
+            assertThat(BufferUtil.array(piece)).as("piece %d is batch %d's own array", i, i).isSameAs(batches[i]);
+            assertThat(piece.position() + piece.remaining()).as("piece %d runs to its batch's end", i)
+                .isEqualTo(batches[i].length);
+        }
+    }
+
+    private static List<String> keys(final ByteString entry) throws java.io.IOException
+    {
+        final List<String> keys = new ArrayList<>();
+        for (final String record : PartitionEntries.records(entry))
+        {
+            assertThat(record).endsWith("={}");
+            keys.add(record.substring(0, record.length() - 3));
         }
         return keys;
     }

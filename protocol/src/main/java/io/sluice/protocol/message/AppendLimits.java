@@ -15,12 +15,12 @@ public final class AppendLimits
     public static final int MAX_BATCH_BYTES = 2 * 1024 * 1024;
     /**
      * Bytes a record costs in a batch besides its key and payload: timestamp, key length, payload length, as an
-     * {@code AppendRequest} encodes them. The broker's {@code AppendEntry} encodes a record the same way, so this is
-     * a record's size in both.
+     * {@code AppendRequest} encodes them. The broker's append batches encode a record ({@code RecordBody}) the same
+     * way, so this is a record's size in both.
      */
     public static final int RECORD_OVERHEAD_BYTES = AppendRequestEncoder.RecordsEncoder.sbeBlockLength() +
         AppendRequestEncoder.RecordsEncoder.keyHeaderLength() + AppendRequestEncoder.RecordsEncoder.payloadHeaderLength();
-    /** Room for an entry's headers (message header, group headers, one block per batch) over its records. */
+    /** Room for an entry's headers (its message header and block, one header per batch) over its records. */
     public static final int ENTRY_HEADROOM_BYTES = 64 * 1024;
     /** The largest Raft entry a partition proposes; Raft's appender and write buffers are sized from it. */
     public static final int MAX_ENTRY_BYTES = MAX_BATCH_BYTES + ENTRY_HEADROOM_BYTES;
@@ -38,7 +38,7 @@ public final class AppendLimits
     {
     }
 
-    /** Bytes a record takes in a batch: in an {@code AppendRequest}, and in the broker's {@code AppendEntry}. */
+    /** Bytes a record takes in a batch: in an {@code AppendRequest}, and in the broker's append batches. */
     public static long recordBytes(final int keyBytes, final int payloadBytes)
     {
         return RECORD_OVERHEAD_BYTES + (long)keyBytes + payloadBytes;
