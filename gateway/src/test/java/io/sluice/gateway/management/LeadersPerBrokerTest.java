@@ -29,6 +29,18 @@ class LeadersPerBrokerTest
     }
 
     @Test
+    void theClusterViewNamesTheControlGroupsLeaderAndWhichBrokersCaughtUpWithIt()
+    {
+        assertThat(new ClusterViewService(topology).view().controlLeaderId()).as("none known").isEqualTo(-1);
+
+        topology.controlLeader(2).controlNotCaughtUp(1).unreachable(0);
+        final ClusterView view = new ClusterViewService(topology).view();
+
+        assertThat(view.controlLeaderId()).isEqualTo(2);
+        assertThat(view.brokers()).extracting(ClusterView.Broker::controlCaughtUp).containsExactly(false, false, true);
+    }
+
+    @Test
     void theMetricsCountLeadersPerBrokerAndPartitionsAwayFromTheirPreferredBroker()
     {
         final SimpleMeterRegistry registry = new SimpleMeterRegistry();
