@@ -43,9 +43,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * This broker's member of the cluster control group (issue 15): one Raft group over every broker, whose replicated
- * {@link ControlState} holds the exporting state of every partition and the backfill claims. The first {@code sluice.cluster.control-voters}
- * brokers vote; every other broker follows as a non-voting Ratis listener, so every broker holds a replica and
- * answers a pause from it.
+ * {@link ControlState} holds the exporting state of every partition and every exporter's backfill claim. The first
+ * {@code sluice.cluster.control-voters} brokers vote; every other broker follows as a non-voting Ratis listener, so
+ * every broker holds a replica and answers a pause from it.
  * <p>
  * <b>Catching up.</b> A replica's state only moves forward while it runs, but one that just started, lost its data or
  * had a snapshot installed may hold less than the group committed. Until it has applied a barrier entry it proposed
