@@ -613,7 +613,8 @@ public class BackfillService
 
     /**
      * Every backfill the leaders hold and the empty ones the control group recorded, newest first; partitions whose
-     * leader could not be asked are listed, as their tasks are missing. 503 when the control group cannot be read.
+     * leader could not be asked are listed, as their tasks are missing, and so is a control group that could not be
+     * read, as the empty backfills are.
      */
     public CompletableFuture<BackfillList> list()
     {
@@ -621,7 +622,6 @@ public class BackfillService
         final CompletableFuture<ControlRead> control = readControl();
         return statusOfEveryPartition(leaders, "").thenCombine(control, (answers, read) ->
         {
-            final ControlBackfills backfills = read.orElseThrow("backfills cannot be listed");
             final List<Integer> unavailable = unavailable(leaders, answers);
             final Map<String, List<BackfillTaskStatus>> byId = new LinkedHashMap<>();
             for (final PartitionAnswer answer : answers.values())
@@ -634,7 +634,9 @@ public class BackfillService
             final List<BackfillView> views = new ArrayList<>();
             final long nowMs = clock.millis();
             byId.forEach((id, tasks) -> views.add(BackfillViews.of(id, tasks.get(0).exporterId(), tasks, unavailable, nowMs)));
-            for (final ControlBackfills.Empty empty : backfills.emptyBackfills())
+            final List<ControlBackfills.Empty> empties =
+                read.backfills() == null ? List.of() : read.backfills().emptyBackfills();
+            for (final ControlBackfills.Empty empty : empties)
             {
                 if (!byId.containsKey(empty.backfillId()))
                 {
@@ -642,7 +644,8 @@ public class BackfillService
                 }
             }
             views.sort((a, b) -> Long.compare(b.createdAtMs(), a.createdAtMs()));
-            return new BackfillList(List.copyOf(views), List.copyOf(unavailable));
+            return new BackfillList(List.copyOf(views), List.copyOf(unavailable),
+                read.backfills() == null ? read.failure() + "; backfills with nothing to export are not listed" : null);
         });
     }
 

@@ -189,14 +189,19 @@ class BackfillServiceTest
     }
 
     @Test
-    void aControlGroupThatCannotBeReadIs503ForResetsAndListsAndNothingIsSent()
+    void aControlGroupThatCannotBeReadIs503ForResetsAndNamedInListsAndNothingIsSent()
     {
+        cluster.hold(FakeBackfillCluster.task(2, "with-tasks", 1, BackfillState.SUCCEEDED, 1, 10, 10));
         cluster.controlResponder = call -> CompletableFuture.failedFuture(new RequestTimeoutException("deadline"));
 
         assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
             "the cluster control group could not be read (asked broker 0): no answer within 2000 ms; nothing was changed");
         assertRefused(service.plan("file", null), HttpStatus.SERVICE_UNAVAILABLE, "control group could not be read");
-        assertRefused(service.list(), HttpStatus.SERVICE_UNAVAILABLE, "backfills cannot be listed");
+        final BackfillList list = service.list().join();
+        assertThat(list.backfills()).extracting(BackfillView::backfillId).containsExactly("with-tasks");
+        assertThat(list.controlGroupUnavailable()).contains("the cluster control group could not be read")
+            .contains("backfills with nothing to export are not listed");
+        assertThat(service.get("with-tasks").join().state()).as("the tasks alone answer").isEqualTo("SUCCEEDED");
         assertRefused(service.get("nope"), HttpStatus.SERVICE_UNAVAILABLE, "the cluster control group could not be read");
         assertThat(cluster.sent(START)).isZero();
         assertThat(cluster.sent(CLAIM)).isZero();
@@ -230,6 +235,7 @@ class BackfillServiceTest
         assertThat(empty.createdAtMs()).as("the control group's time, not a gateway's").isEqualTo(15_000);
         assertThat(other.get(empty.backfillId()).join()).isEqualTo(empty);
         assertThat(other.list().join().backfills()).containsExactly(empty);
+        assertThat(other.list().join().controlGroupUnavailable()).isNull();
         assertThat(cluster.claims.emptyBackfills()).extracting(e -> e.backfillId()).containsExactly(empty.backfillId());
         assertThat(other.cancel(empty.backfillId()).join()).as("nothing to cancel").isEqualTo(empty);
     }

@@ -241,7 +241,8 @@ class TwoGatewaysBackfillTest
     private List<JsonNode> listOf(final int g)
     {
         final HttpAnswer list = cluster.client(g).management("GET", "/actuator/backfills", null);
-        if (list.status() != 200 || !list.json().path("unavailablePartitions").isEmpty())
+        if (list.status() != 200 || !list.json().path("unavailablePartitions").isEmpty() ||
+            list.json().has("controlGroupUnavailable"))
         {
             throw new IllegalStateException("GET /actuator/backfills on gateway " + g + ": " + list);
         }
