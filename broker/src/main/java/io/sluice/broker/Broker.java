@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
+import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
@@ -43,6 +44,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -92,6 +94,7 @@ public final class Broker implements AutoCloseable
     private final Map<Integer, Partition> partitions;
     private final ControlGroup control;
     private final ExportingControl exportingControl;
+    private final BackfillClaims backfillClaims;
     private final ScheduledExecutorService scheduler;
     private final ExecutorService adminExecutor;
     private final RaftServer raftServer;
@@ -105,6 +108,7 @@ public final class Broker implements AutoCloseable
         final Map<Integer, Partition> partitions,
         final ControlGroup control,
         final ExportingControl exportingControl,
+        final BackfillClaims backfillClaims,
         final ScheduledExecutorService scheduler,
         final ExecutorService adminExecutor,
         final RaftServer raftServer,
@@ -119,6 +123,7 @@ public final class Broker implements AutoCloseable
         this.partitions = partitions;
         this.control = control;
         this.exportingControl = exportingControl;
+        this.backfillClaims = backfillClaims;
         this.scheduler = scheduler;
         this.adminExecutor = adminExecutor;
         this.raftServer = raftServer;
@@ -236,18 +241,22 @@ public final class Broker implements AutoCloseable
             control.start();
             final ExportingControl exportingControl =
                 new ExportingControl(nodeId, control, partitions, config.adminTimeout());
+            final BackfillClaims backfillClaims = new BackfillClaims(nodeId, control, config.exporters().keySet(),
+                config.adminTimeout(), Clock.systemUTC());
 
             try
             {
                 transport = TransportServer.start(commandAddress,
-                    new CommandApi(nodeId, distribution, partitions, control, exportingControl, adminExecutor),
+                    new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
+                        adminExecutor),
                     TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
             {
                 throw portInUse(nodeId, commandAddress, e);
             }
-            final Broker broker = new Broker(config, partitions, control, exportingControl, scheduler, adminExecutor,
+            final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
+                adminExecutor,
                 raftServer, transport,
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
@@ -455,13 +464,20 @@ public final class Broker implements AutoCloseable
     /** The command API handler, for driving the broker in-process. */
     public CommandApi commandApi()
     {
-        return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, adminExecutor);
+        return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, backfillClaims,
+            adminExecutor);
     }
 
     /** This broker's member of the cluster control group. */
     public ControlGroup control()
     {
         return control;
+    }
+
+    /** The backfill claims as this broker serves them (issue 15). */
+    public BackfillClaims backfillClaims()
+    {
+        return backfillClaims;
     }
 
     /** Pauses, soft pauses and resumes of this broker's pairs, as the admin API runs them. */

@@ -1,10 +1,15 @@
 package io.sluice.broker;
 
 import io.sluice.protocol.codecs.AdminRequestKind;
+import io.sluice.protocol.codecs.BackfillClaimAction;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
+import io.sluice.protocol.codecs.BackfillClaimRequestEncoder;
+import io.sluice.protocol.codecs.BackfillClaimResponseDecoder;
 import io.sluice.protocol.codecs.BackfillRequestEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.AppendLimits;
@@ -16,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -160,6 +166,80 @@ class BrokerRefusesForgedRequestsTest
         for (final int b : cluster.distribution.replicasOf(PARTITION))
         {
             assertThat(cluster.brokers[b].partition(PARTITION).backfills().registry().tasks()).isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void forgedBackfillClaimFramesAreRefusedAndClaimNothing() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        final int leader = cluster.awaitLeader(PARTITION);
+        final MessageWriter valid = BrokerBackfillClaimsTest.claimRequest(BackfillClaimAction.CLAIM, "file", "bf-1",
+            BackfillClaimPhase.NONE, "", false);
+        final ExpandableArrayBuffer frame = new ExpandableArrayBuffer(128);
+        final int length = valid.encodedLength();
+        final int block = MessageHeaderEncoder.ENCODED_LENGTH;
+        final int textLengthAt = block + BackfillClaimRequestEncoder.BLOCK_LENGTH;
+
+        // A block shorter than the claim request's, cut short, an unknown action, phase or flag, a text running past
+        // the frame or past what a backfill may hold: MALFORMED_REQUEST.
+        valid.write(frame, 0);
+        frame.putShort(0, (short)(BackfillClaimRequestEncoder.BLOCK_LENGTH - 1), ByteOrder.LITTLE_ENDIAN);
+        assertMalformed(leader, frame, length, "a block of");
+        valid.write(frame, 0);
+        assertMalformed(leader, frame, length - 2, null);
+        valid.write(frame, 0);
+        frame.putByte(block + BackfillClaimRequestEncoder.actionEncodingOffset(), (byte)7);
+        assertMalformed(leader, frame, length, "unknown backfill claim action 7");
+        valid.write(frame, 0);
+        frame.putByte(block + BackfillClaimRequestEncoder.expectedPhaseEncodingOffset(), (byte)9);
+        assertMalformed(leader, frame, length, "unknown backfill claim phase 9");
+        valid.write(frame, 0);
+        frame.putByte(block + BackfillClaimRequestEncoder.emptyEncodingOffset(), (byte)2);
+        assertMalformed(leader, frame, length, "empty is 2");
+        valid.write(frame, 0);
+        frame.putInt(textLengthAt, 1_000, ByteOrder.LITTLE_ENDIAN);
+        assertMalformed(leader, frame, length, null);
+        valid.write(frame, 0);
+        frame.putInt(textLengthAt, 1 << 30, ByteOrder.LITTLE_ENDIAN);
+        assertMalformed(leader, frame, length, "exceeds");
+
+        // Well-formed but not a claim any apply could take: INVALID_ARGUMENT, nothing proposed.
+        assertThat(assertError(cluster.send(leader, BrokerBackfillClaimsTest.claimRequest(BackfillClaimAction.CLAIM,
+            "file", "x".repeat(129), BackfillClaimPhase.NONE, "", false)), ErrorCode.INVALID_ARGUMENT).message())
+            .contains("backfill id must be 1..128 bytes");
+        assertThat(assertError(cluster.send(leader, BrokerBackfillClaimsTest.claimRequest(BackfillClaimAction.CLAIM,
+            "file", "bf-1", BackfillClaimPhase.STARTED, "", false)), ErrorCode.INVALID_ARGUMENT).message())
+            .contains("expects a backfill and its phase, or none");
+        assertError(cluster.send(leader, BrokerBackfillClaimsTest.claimRequest(BackfillClaimAction.RELEASE,
+            "file", "bf-1", BackfillClaimPhase.NONE, "", true)), ErrorCode.INVALID_ARGUMENT);
+
+        // A backfill request of version 4 whose block leaves out the claim's index, or names a negative one.
+        final MessageWriter start = BrokerBackfillClaimsTest.backfillRequest("bf-1", BrokerBackfillClaimsTest.NO_CLAIM);
+        start.write(frame, 0);
+        frame.putShort(0, (short)(BackfillRequestEncoder.BLOCK_LENGTH - 8), ByteOrder.LITTLE_ENDIAN);
+        assertMalformed(leader, frame, start.encodedLength(), "a block of");
+        assertThat(assertError(cluster.send(leader, BrokerBackfillClaimsTest.backfillRequest("bf-1", -5)),
+            ErrorCode.INVALID_ARGUMENT).message()).contains("at least 1, was -5");
+
+        for (int b = 0; b < 3; b++)
+        {
+            assertThat(cluster.brokers[b].control().state().backfillClaims().claims()).as("claims on broker %d", b).isEmpty();
+            assertThat(cluster.brokers[b].partition(PARTITION).backfills().registry().tasks()).isEmpty();
+        }
+        // The path still works for a real claim.
+        final DirectBuffer claimed = cluster.send(leader, valid);
+        assertThat(new MessageHeaderDecoder().wrap(claimed, 0).templateId()).isEqualTo(BackfillClaimResponseDecoder.TEMPLATE_ID);
+    }
+
+    private void assertMalformed(final int brokerId, final ExpandableArrayBuffer frame, final int length, final String says)
+    {
+        final ErrorResponseDecoder refused =
+            assertError(cluster.send(brokerId, TestCluster.bytes(frame, length)), ErrorCode.MALFORMED_REQUEST);
+        if (says != null)
+        {
+            assertThat(refused.message()).contains(says);
         }
     }
 

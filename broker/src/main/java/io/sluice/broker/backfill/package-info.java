@@ -3,7 +3,10 @@
  * parts, one per partition replica:
  * <ul>
  *   <li>{@link io.sluice.broker.backfill.BackfillCommandHandler} answers the gateway's backfill requests (start with
- *   a reset to latest, status, cancel) on the partition's leader, validating everything before it proposes.</li>
+ *   a reset to latest, status, cancel) on the partition's leader, validating everything before it proposes. A start
+ *   names the exporter's claim in the cluster control group, which the command API checks first
+ *   ({@link io.sluice.broker.control.BackfillClaims#registrationRefusal}): one reset of an exporter at a time across
+ *   every partition and gateway is the control group's rule, the registry's per-partition refusal its backstop.</li>
  *   <li>{@link io.sluice.broker.backfill.BackfillRegistry} is the replicated backfill state: registrations, task
  *   checkpoints and terminal states, changed only by applying backfill log entries (SBE messages of the broker log
  *   schema, {@link io.sluice.broker.backfill.BackfillMessages}), idempotent on replay, carried in the partition

@@ -2,6 +2,7 @@ package io.sluice.broker.command;
 
 import io.sluice.broker.backfill.BackfillCommandHandler;
 import io.sluice.broker.backfill.BackfillMessages;
+import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingChange;
 import io.sluice.broker.control.ExportingControl;
@@ -16,6 +17,10 @@ import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestDecoder;
 import io.sluice.protocol.codecs.AppendRequestDecoder;
+import io.sluice.protocol.codecs.BackfillClaimAction;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
+import io.sluice.protocol.codecs.BackfillClaimRequestDecoder;
+import io.sluice.protocol.codecs.BackfillClaimsRequestDecoder;
 import io.sluice.protocol.codecs.BackfillRequestDecoder;
 import io.sluice.protocol.codecs.BackfillStatusRequestDecoder;
 import io.sluice.protocol.codecs.BooleanType;
@@ -67,6 +72,7 @@ public final class CommandApi implements RequestHandler
     private final Map<Integer, Partition> partitions;
     private final ControlGroup control;
     private final ExportingControl exportingControl;
+    private final BackfillClaims backfillClaims;
     private final Executor adminExecutor;
     private final Clock clock;
     private final ThreadLocal<Decoders> decoders = ThreadLocal.withInitial(Decoders::new);
@@ -82,9 +88,11 @@ public final class CommandApi implements RequestHandler
         final Map<Integer, Partition> partitions,
         final ControlGroup control,
         final ExportingControl exportingControl,
+        final BackfillClaims backfillClaims,
         final Executor adminExecutor)
     {
-        this(brokerId, distribution, partitions, control, exportingControl, adminExecutor, Clock.systemUTC());
+        this(brokerId, distribution, partitions, control, exportingControl, backfillClaims, adminExecutor,
+            Clock.systemUTC());
     }
 
     /** @param clock bounds exporting state versions: one beyond this clock plus {@link AdminLimits#MAX_VERSION_AHEAD} is refused. */
@@ -94,6 +102,7 @@ public final class CommandApi implements RequestHandler
         final Map<Integer, Partition> partitions,
         final ControlGroup control,
         final ExportingControl exportingControl,
+        final BackfillClaims backfillClaims,
         final Executor adminExecutor,
         final Clock clock)
     {
@@ -102,6 +111,7 @@ public final class CommandApi implements RequestHandler
         this.partitions = Map.copyOf(partitions);
         this.control = control;
         this.exportingControl = exportingControl;
+        this.backfillClaims = backfillClaims;
         this.adminExecutor = adminExecutor;
         this.clock = clock;
     }
@@ -132,7 +142,30 @@ public final class CommandApi implements RequestHandler
                 case TopologyRequestDecoder.TEMPLATE_ID ->
                     onTopology(d.topology.wrap(d.view, bodyOffset, blockLength, version), response);
                 case BackfillRequestDecoder.TEMPLATE_ID ->
-                    onBackfillStart(d.backfill.wrap(d.view, bodyOffset, blockLength, version), response);
+                {
+                    // The claim's index came with version 4: a block without it cannot say it has none.
+                    if (version < 4 || !blockTooShort(response, "backfill request", blockLength,
+                        BackfillRequestDecoder.BLOCK_LENGTH))
+                    {
+                        onBackfillStart(d.backfill.wrap(d.view, bodyOffset, blockLength, version), response);
+                    }
+                }
+                case BackfillClaimRequestDecoder.TEMPLATE_ID ->
+                {
+                    if (!blockTooShort(response, "backfill claim request", blockLength,
+                        BackfillClaimRequestDecoder.BLOCK_LENGTH))
+                    {
+                        onBackfillClaim(d.backfillClaim.wrap(d.view, bodyOffset, blockLength, version), response);
+                    }
+                }
+                case BackfillClaimsRequestDecoder.TEMPLATE_ID ->
+                {
+                    if (!blockTooShort(response, "backfill claims request", blockLength,
+                        BackfillClaimsRequestDecoder.BLOCK_LENGTH))
+                    {
+                        onBackfillClaims(d.backfillClaims.wrap(d.view, bodyOffset, blockLength, version), response);
+                    }
+                }
                 case BackfillStatusRequestDecoder.TEMPLATE_ID ->
                     onBackfillStatus(d.backfillStatus.wrap(d.view, bodyOffset, blockLength, version), response);
                 case CancelBackfillRequestDecoder.TEMPLATE_ID ->
@@ -161,14 +194,127 @@ public final class CommandApi implements RequestHandler
         final int partitionId = request.partitionId();
         final int taskCount = request.taskCount();
         final int firstTaskId = request.firstTaskId();
+        // Null (0) before protocol version 4, or from a sender that took no claim.
+        final long claimIndex = request.claimIndex();
         final String backfillId = text(request.backfillIdLength(), request::backfillId, partitionId, response);
         final String exporterId = backfillId == null ? null :
             text(request.exporterIdLength(), request::exporterId, partitionId, response);
-        final Partition partition = exporterId == null ? null : leaderOrRespond(partitionId, response);
-        if (partition != null)
+        if (exporterId != null && claimIndex < 0)
         {
-            partition.backfills().handler().onStart(partitionId, backfillId, exporterId, taskCount, firstTaskId, response);
+            invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId +
+                ": a claim's control index is at least 1, was " + claimIndex);
+            return;
         }
+        final Partition partition = exporterId == null ? null : leaderOrRespond(partitionId, response);
+        if (partition == null)
+        {
+            return;
+        }
+        // The claim first: a backfill whose claim was released or taken over registers nothing.
+        final CompletableFuture<String> refusal =
+            backfillClaims.registrationRefusal(exporterId, backfillId, claimIndex);
+        final Runnable register = () ->
+        {
+            final String refused = refusal.getNow(null);
+            if (refused != null)
+            {
+                response.respond(ErrorResponseWriter.of(ErrorCode.CONFLICT, partitionId, ErrorResponseWriter.NO_LEADER,
+                    "partition " + partitionId + " on broker " + brokerId + ": " + refused));
+                return;
+            }
+            partition.backfills().handler().onStart(partitionId, backfillId, exporterId, taskCount, firstTaskId, response);
+        };
+        if (refusal.isDone() && !refusal.isCompletedExceptionally())
+        {
+            register.run();
+            return;
+        }
+        // The claim is not applied here yet: wait for it off the control group's apply thread.
+        refusal.whenCompleteAsync((ignored, error) ->
+        {
+            if (error != null)
+            {
+                respondError(response, partitionId, error);
+            }
+            else
+            {
+                register.run();
+            }
+        }, adminExecutor);
+    }
+
+    // A backfill claim is the control group's: any broker commits a change (forwarding it to the group's leader) and
+    // answers once its own replica applied it; the read is the leader's.
+
+    private void onBackfillClaim(final BackfillClaimRequestDecoder request, final ResponseChannel response)
+    {
+        final BackfillClaimAction action = request.action();
+        if (action != BackfillClaimAction.CLAIM && action != BackfillClaimAction.STARTED &&
+            action != BackfillClaimAction.RELEASE)
+        {
+            malformed(response, 0, "broker " + brokerId + ": unknown backfill claim action " + request.actionRaw());
+            return;
+        }
+        final BackfillClaimPhase expectedPhase = request.expectedPhase();
+        if (expectedPhase != BackfillClaimPhase.NONE && expectedPhase != BackfillClaimPhase.STARTING &&
+            expectedPhase != BackfillClaimPhase.STARTED)
+        {
+            malformed(response, 0, "broker " + brokerId + ": unknown backfill claim phase " + request.expectedPhaseRaw());
+            return;
+        }
+        final short empty = request.emptyRaw();
+        if (empty != BooleanType.TRUE.value() && empty != BooleanType.FALSE.value())
+        {
+            malformed(response, 0, "broker " + brokerId + ": backfill claim empty is " + empty + ", not 0 or 1");
+            return;
+        }
+        final String exporterId = text(request.exporterIdLength(), request::exporterId, 0, response);
+        final String backfillId = exporterId == null ? null : text(request.backfillIdLength(), request::backfillId, 0, response);
+        final String expectedBackfillId = backfillId == null ? null :
+            text(request.expectedBackfillIdLength(), request::expectedBackfillId, 0, response);
+        if (expectedBackfillId == null)
+        {
+            return;
+        }
+        final CompletableFuture<BackfillClaims.Answer> changed = onAdminExecutor(0, response, () ->
+            backfillClaims.change(action, exporterId, backfillId, expectedPhase, expectedBackfillId,
+                empty == BooleanType.TRUE.value()));
+        if (changed != null)
+        {
+            changed.whenComplete((answer, error) ->
+            {
+                if (error != null)
+                {
+                    respondError(response, 0, error);
+                }
+                else
+                {
+                    response.respond(ResponseWriters.backfillClaim(answer));
+                }
+            });
+        }
+    }
+
+    private void onBackfillClaims(final BackfillClaimsRequestDecoder request, final ResponseChannel response)
+    {
+        final int requestBroker = request.brokerId();
+        if (requestBroker != BackfillClaimsRequestDecoder.brokerIdNullValue() && requestBroker != brokerId)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, 0, ErrorResponseWriter.NO_LEADER,
+                "backfill claims request for broker " + requestBroker + " reached broker " + brokerId));
+            return;
+        }
+        backfillClaims.read().whenComplete((view, error) ->
+        {
+            if (error != null)
+            {
+                respondError(response, 0, error);
+            }
+            else
+            {
+                response.respond(ResponseWriters.backfillClaims(view));
+            }
+        });
     }
 
     private void onBackfillStatus(final BackfillStatusRequestDecoder request, final ResponseChannel response)
@@ -637,6 +783,18 @@ public final class CommandApi implements RequestHandler
         return instant.getEpochSecond() * 1_000_000L + instant.getNano() / 1_000L;
     }
 
+    /** Answers MALFORMED_REQUEST when a message's block is shorter than the fields this version reads from it. */
+    private boolean blockTooShort(final ResponseChannel response, final String what, final int blockLength, final int known)
+    {
+        if (blockLength >= known)
+        {
+            return false;
+        }
+        malformed(response, 0, "broker " + brokerId + ": a " + what + " with a block of " + blockLength + " bytes, " +
+            known + " expected");
+        return true;
+    }
+
     private void malformed(final ResponseChannel response, final int partitionId, final String message)
     {
         response.respond(ErrorResponseWriter.of(ErrorCode.MALFORMED_REQUEST, partitionId,
@@ -656,6 +814,8 @@ public final class CommandApi implements RequestHandler
         final AdminRequestDecoder admin = new AdminRequestDecoder();
         final TopologyRequestDecoder topology = new TopologyRequestDecoder();
         final BackfillRequestDecoder backfill = new BackfillRequestDecoder();
+        final BackfillClaimRequestDecoder backfillClaim = new BackfillClaimRequestDecoder();
+        final BackfillClaimsRequestDecoder backfillClaims = new BackfillClaimsRequestDecoder();
         final BackfillStatusRequestDecoder backfillStatus = new BackfillStatusRequestDecoder();
         final CancelBackfillRequestDecoder cancelBackfill = new CancelBackfillRequestDecoder();
         final RebalanceRequestDecoder rebalance = new RebalanceRequestDecoder();

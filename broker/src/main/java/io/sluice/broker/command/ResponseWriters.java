@@ -1,10 +1,16 @@
 package io.sluice.broker.command;
 
+import io.sluice.broker.control.BackfillClaim;
+import io.sluice.broker.control.BackfillClaims;
+import io.sluice.broker.control.EmptyBackfill;
 import io.sluice.broker.partition.RebalanceOutcome;
 import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
+import io.sluice.protocol.codecs.BackfillClaimResponseEncoder;
+import io.sluice.protocol.codecs.BackfillClaimsResponseEncoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportersStatusResponseEncoder;
 import io.sluice.protocol.codecs.ExportingState;
@@ -12,6 +18,7 @@ import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.RebalanceResponseEncoder;
 import io.sluice.protocol.codecs.TopologyResponseEncoder;
 import io.sluice.protocol.transport.MessageWriter;
+import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.nio.charset.StandardCharsets;
@@ -199,6 +206,51 @@ final class ResponseWriters
                 }
             }
         };
+    }
+
+    /** A BackfillClaimResponse: the change's outcome, its entry's index, the claim held after it and why. */
+    static MessageWriter backfillClaim(final BackfillClaims.Answer answer)
+    {
+        final BackfillClaim held = answer.reply().held();
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
+        final BackfillClaimResponseEncoder encoder = new BackfillClaimResponseEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .outcome(answer.reply().outcome())
+            .claimIndex(answer.index())
+            .heldPhase(held == null ? BackfillClaimPhase.NONE : held.phase())
+            .heldClaimedAtMs(held == null ? 0 : held.claimedAtMs())
+            .heldBackfillId(held == null ? "" : held.backfillId())
+            .reason(answer.reply().reason());
+        return MessageWriter.of(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    /** A BackfillClaimsResponse: every claim and empty backfill the control group's leader holds. */
+    static MessageWriter backfillClaims(final BackfillClaims.View view)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(
+            64 + view.claims().size() * 200 + view.emptyBackfills().size() * 200);
+        final BackfillClaimsResponseEncoder encoder = new BackfillClaimsResponseEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .nowMs(view.nowMs())
+            .appliedIndex(view.appliedIndex());
+        final BackfillClaimsResponseEncoder.ClaimsEncoder claims = encoder.claimsCount(view.claims().size());
+        for (final BackfillClaim claim : view.claims())
+        {
+            claims.next()
+                .phase(claim.phase())
+                .claimedAtMs(claim.claimedAtMs())
+                .releasableAtMs(claim.releasableAtMs())
+                .claimIndex(claim.claimIndex())
+                .exporterId(claim.exporterId())
+                .backfillId(claim.backfillId());
+        }
+        final BackfillClaimsResponseEncoder.EmptyBackfillsEncoder empties =
+            encoder.emptyBackfillsCount(view.emptyBackfills().size());
+        for (final EmptyBackfill empty : view.emptyBackfills())
+        {
+            empties.next().createdAtMs(empty.createdAtMs()).backfillId(empty.backfillId()).exporterId(empty.exporterId());
+        }
+        return MessageWriter.of(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
     private static byte[] truncate(final byte[] bytes, final int max)

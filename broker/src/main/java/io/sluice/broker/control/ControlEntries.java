@@ -13,8 +13,8 @@ import java.util.BitSet;
 
 /**
  * The control group's log entries, encoded for a proposal with the broker log schema's generated encoders
- * ({@code ExportingChangeEntry}, {@code ControlBarrierEntry}); {@link ControlState#apply} decodes them. A few a pause,
- * so each allocates.
+ * ({@code ExportingChangeEntry}, {@code ControlBarrierEntry}, and {@code BackfillClaimEntry} through {@link ClaimCodes});
+ * {@link ControlState#apply} decodes them. A few a pause or a reset, so each allocates.
  */
 final class ControlEntries
 {
@@ -47,6 +47,11 @@ final class ControlEntries
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
             .brokerId(brokerId);
         return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    static Message backfillClaim(final BackfillClaimChange change)
+    {
+        return Message.valueOf(UnsafeByteOperations.unsafeWrap(ClaimCodes.encodeEntry(change)));
     }
 
     private static Message message(final ExpandableArrayBuffer buffer, final int length)

@@ -21,6 +21,7 @@ import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,9 +43,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * This broker's member of the cluster control group (issue 15): one Raft group over every broker, whose replicated
- * {@link ControlState} holds the exporting state of every partition. The first {@code sluice.cluster.control-voters}
- * brokers vote; every other broker follows as a non-voting Ratis listener, so every broker holds a replica and
- * answers a pause from it.
+ * {@link ControlState} holds the exporting state of every partition and every exporter's backfill claim. The first
+ * {@code sluice.cluster.control-voters} brokers vote; every other broker follows as a non-voting Ratis listener, so
+ * every broker holds a replica and answers a pause from it.
  * <p>
  * <b>Catching up.</b> A replica's state only moves forward while it runs, but one that just started, lost its data or
  * had a snapshot installed may hold less than the group committed. Until it has applied a barrier entry it proposed
@@ -238,6 +239,19 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
      */
     CompletableFuture<Long> commit(final Message entry)
     {
+        return commitWithReply(entry).thenApply(Committed::index);
+    }
+
+    /** An entry the group committed, and what its apply answered the proposer (empty for most entries). */
+    record Committed(long index, ByteString reply)
+    {
+    }
+
+    /**
+     * As {@link #commit}, with the reply of the entry's apply (on the leader; every replica computes the same one).
+     */
+    CompletableFuture<Committed> commitWithReply(final Message entry)
+    {
         final CompletableFuture<RaftClientReply> reply;
         try
         {
@@ -255,8 +269,18 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
                 throw new ControlGroupException("broker " + brokerId + ": the control group refused an entry: " +
                     r.getException());
             }
-            return r.getLogIndex();
+            return new Committed(r.getLogIndex(), r.getMessage() == null ? ByteString.EMPTY : r.getMessage().getContent());
         });
+    }
+
+    /**
+     * The commit index this replica knows: on the ready leader ({@link #isLeader}), everything any proposer was told
+     * is committed, so a read after this replica applied it sees every answered change. -1 before the group runs here.
+     */
+    long commitIndex()
+    {
+        final RaftServer.Division division = division();
+        return division == null ? -1 : division.getRaftLog().getLastCommittedIndex();
     }
 
     /** Completes once this replica has applied the entry at {@code index}. */

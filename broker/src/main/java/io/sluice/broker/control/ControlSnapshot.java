@@ -12,30 +12,62 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * The control group's state at a snapshot: one {@code ControlSnapshot} message of the broker log schema, the stamp
- * of every partition an operation reached. Immutable; partitions in id order, so equal states encode to equal bytes.
+ * of every partition an operation reached, every exporter's backfill claim and the latest empty backfills. Immutable;
+ * partitions in id order, claims in exporter order and empty backfills oldest first, so equal states encode to equal
+ * bytes.
  */
-public record ControlSnapshot(Map<Integer, ExportingStamp> partitions)
+public record ControlSnapshot(
+    Map<Integer, ExportingStamp> partitions, List<BackfillClaim> claims, List<EmptyBackfill> emptyBackfills)
 {
     public ControlSnapshot
     {
         partitions = Collections.unmodifiableMap(new TreeMap<>(partitions));
+        final List<BackfillClaim> sorted = new ArrayList<>(claims);
+        sorted.sort(Comparator.comparing(BackfillClaim::exporterId));
+        claims = List.copyOf(sorted);
+        emptyBackfills = List.copyOf(emptyBackfills);
+    }
+
+    /** Exporting states only. */
+    public ControlSnapshot(final Map<Integer, ExportingStamp> partitions)
+    {
+        this(partitions, List.of(), List.of());
     }
 
     public byte[] encode()
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 + partitions.size() * 16);
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 + partitions.size() * 16 +
+            claims.size() * 128 + emptyBackfills.size() * 128);
         final ControlSnapshotEncoder encoder = new ControlSnapshotEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
         final ControlSnapshotEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
         partitions.forEach((p, stamp) ->
             group.next().partitionId(p).state(ExportingStamp.toCode(stamp.state())).version(stamp.version()));
+        final ControlSnapshotEncoder.ClaimsEncoder claimGroup = encoder.claimsCount(claims.size());
+        for (final BackfillClaim claim : claims)
+        {
+            claimGroup.next()
+                .phase(ClaimCodes.code(claim.phase()))
+                .claimedAtMs(claim.claimedAtMs())
+                .claimIndex(claim.claimIndex())
+                .exporterId(claim.exporterId())
+                .backfillId(claim.backfillId());
+        }
+        final ControlSnapshotEncoder.EmptyBackfillsEncoder emptyGroup = encoder.emptyBackfillsCount(emptyBackfills.size());
+        for (final EmptyBackfill empty : emptyBackfills)
+        {
+            emptyGroup.next().createdAtMs(empty.createdAtMs()).backfillId(empty.backfillId()).exporterId(empty.exporterId());
+        }
         return Arrays.copyOf(buffer.byteArray(), MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
@@ -49,21 +81,23 @@ public record ControlSnapshot(Map<Integer, ExportingStamp> partitions)
         {
             throw new IOException(source + " is not a control snapshot: " + length + " bytes");
         }
-        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(buffer, offset);
+        // A view of exactly these bytes: whatever runs past them fails the bounds check, never reads beyond.
+        final UnsafeBuffer bytes = new UnsafeBuffer(buffer, offset, length);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(bytes, 0);
         if (header.schemaId() != ControlSnapshotDecoder.SCHEMA_ID || header.templateId() != ControlSnapshotDecoder.TEMPLATE_ID)
         {
             throw new IOException(source + " is not a control snapshot");
         }
         final ControlSnapshotDecoder decoder = new ControlSnapshotDecoder()
-            .wrap(buffer, offset + header.encodedLength(), header.blockLength(), header.version());
-        final int groupHeaderEnd = offset + header.encodedLength() + header.blockLength() + 4;
-        if (groupHeaderEnd > offset + length)
+            .wrap(bytes, header.encodedLength(), header.blockLength(), header.version());
+        final int groupHeaderEnd = header.encodedLength() + header.blockLength() + 4;
+        if (groupHeaderEnd > length)
         {
             throw new IOException(source + " is cut short: " + length + " bytes");
         }
         final Map<Integer, ExportingStamp> partitions = new TreeMap<>();
         final ControlSnapshotDecoder.PartitionsDecoder group = decoder.partitions();
-        if (groupHeaderEnd + (long)group.count() * group.actingBlockLength() > offset + length)
+        if (groupHeaderEnd + (long)group.count() * group.actingBlockLength() > length)
         {
             throw new IOException(source + " is cut short: " + group.count() + " partitions in " + length + " bytes");
         }
@@ -78,7 +112,37 @@ public record ControlSnapshot(Map<Integer, ExportingStamp> partitions)
                 throw new IOException(source + ": partition " + p.partitionId() + ": " + e.getMessage(), e);
             }
         }
-        return new ControlSnapshot(partitions);
+        final List<BackfillClaim> claims = new ArrayList<>();
+        final List<EmptyBackfill> emptyBackfills = new ArrayList<>();
+        if (decoder.limit() == length)
+        {
+            // Written before the claims were added to the snapshot (same schema version, never released): none held.
+            return new ControlSnapshot(partitions, claims, emptyBackfills);
+        }
+        try
+        {
+            for (final ControlSnapshotDecoder.ClaimsDecoder c : decoder.claims())
+            {
+                final long claimedAtMs = c.claimedAtMs();
+                final long claimIndex = c.claimIndex();
+                final var phase = ClaimCodes.phase(c.phase(), source);
+                final String exporterId = ClaimCodes.text(bytes, decoder.limit(), c.exporterIdLength(), source, c::exporterId);
+                final String backfillId = ClaimCodes.text(bytes, decoder.limit(), c.backfillIdLength(), source, c::backfillId);
+                claims.add(new BackfillClaim(exporterId, backfillId, phase, claimedAtMs, claimIndex));
+            }
+            for (final ControlSnapshotDecoder.EmptyBackfillsDecoder e : decoder.emptyBackfills())
+            {
+                final long createdAtMs = e.createdAtMs();
+                final String backfillId = ClaimCodes.text(bytes, decoder.limit(), e.backfillIdLength(), source, e::backfillId);
+                final String exporterId = ClaimCodes.text(bytes, decoder.limit(), e.exporterIdLength(), source, e::exporterId);
+                emptyBackfills.add(new EmptyBackfill(backfillId, exporterId, createdAtMs));
+            }
+        }
+        catch (final IndexOutOfBoundsException | IllegalArgumentException e)
+        {
+            throw new IOException(source + " is cut short or corrupt in its backfill claims: " + e.getMessage(), e);
+        }
+        return new ControlSnapshot(partitions, claims, emptyBackfills);
     }
 
     /** Writes the file whole or not at all ({@link SnapshotFile}). */

@@ -1,5 +1,6 @@
 package io.sluice.broker.control;
 
+import io.sluice.broker.log.codecs.BackfillClaimEntryDecoder;
 import io.sluice.broker.log.codecs.BooleanType;
 import io.sluice.broker.log.codecs.ControlBarrierEntryDecoder;
 import io.sluice.broker.log.codecs.ExportingChangeEntryDecoder;
@@ -10,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.TreeMap;
@@ -19,11 +21,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The cluster control group's replicated state, without Raft: every partition's exporting state with the version
- * of the operation that set it. Every broker holds a replica (the group's voters and its listeners alike) and applies
+ * of the operation that set it, and every exporter's backfill claim with the latest empty backfills
+ * ({@link BackfillClaimTable}). Every broker holds a replica (the group's voters and its listeners alike) and applies
  * the same committed entries in the same order through {@link #apply}, so every replica holds the same state once it
  * applied the same entries. A partition takes an operation only if its version is newer than the one it holds, so a
  * late pause cannot undo a newer resume, and the same operation committed twice changes nothing.
- * {@link ControlStateMachine} adapts it to Ratis.
+ * {@link ControlStateMachine} adapts it to Ratis; an entry whose proposer waits for an answer (a claim) gets it as the
+ * apply's reply.
  * <p>
  * Thread-safety: {@link #apply} and {@link #restore} on one thread (Ratis's apply thread); reads and waits from any
  * thread.
@@ -44,6 +48,7 @@ public final class ControlState
     private final Listener listener;
     /** Index: partition id (1..partitionCount); index 0 is unused. */
     private final AtomicReferenceArray<ExportingStamp> stamps;
+    private final BackfillClaimTable backfillClaims = new BackfillClaimTable();
     private final Queue<VersionWaiter> waiters = new ConcurrentLinkedQueue<>();
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ExportingChangeEntryDecoder changeDecoder = new ExportingChangeEntryDecoder();
@@ -64,9 +69,10 @@ public final class ControlState
     /**
      * Applies one committed entry, the one at Raft index {@code index}, of which {@code buffer} holds exactly the bytes.
      *
-     * @throws IOException when the entry is not one of the control group's.
+     * @return the reply for the entry's proposer (a {@code BackfillClaimResult} for a claim), or null when it gets none.
+     * @throws IOException when the entry is not one of the control group's; nothing changed then.
      */
-    public void apply(final long index, final DirectBuffer buffer) throws IOException
+    public byte[] apply(final long index, final DirectBuffer buffer) throws IOException
     {
         if (buffer.capacity() < MessageHeaderDecoder.ENCODED_LENGTH)
         {
@@ -80,14 +86,31 @@ public final class ControlState
         switch (headerDecoder.templateId())
         {
             case ExportingChangeEntryDecoder.TEMPLATE_ID ->
+            {
                 onExportingChange(index, changeDecoder.wrap(buffer, headerDecoder.encodedLength(),
                     headerDecoder.blockLength(), headerDecoder.version()));
+                return null;
+            }
             case ControlBarrierEntryDecoder.TEMPLATE_ID ->
             {
                 // Changes nothing: its proposer only waits until it is applied on its own replica.
+                return null;
+            }
+            case BackfillClaimEntryDecoder.TEMPLATE_ID ->
+            {
+                return onBackfillClaim(index, ClaimCodes.decodeEntry(buffer, headerDecoder, index));
             }
             default -> throw new IOException("control entry " + index + " has unknown template " + headerDecoder.templateId());
         }
+    }
+
+    private byte[] onBackfillClaim(final long index, final BackfillClaimChange change)
+    {
+        final BackfillClaimReply reply = backfillClaims.apply(change, index);
+        LOG.info("broker {}: control entry {}: {} of exporter {} by backfill {} (proposed by broker {}): {}: {}", brokerId,
+            index, change.action(), change.exporterId(), change.backfillId(), change.proposerBrokerId(), reply.outcome(),
+            reply.reason());
+        return ClaimCodes.encodeResult(reply);
     }
 
     private void onExportingChange(final long index, final ExportingChangeEntryDecoder entry)
@@ -176,7 +199,7 @@ public final class ControlState
                 held.put(p, stamp);
             }
         }
-        return new ControlSnapshot(held);
+        return new ControlSnapshot(held, backfillClaims.claims(), backfillClaims.emptyBackfills());
     }
 
     /** Replaces the whole state with a snapshot's (null: the initial state); tells the listener of every partition. */
@@ -185,6 +208,7 @@ public final class ControlState
         clear();
         if (snapshot != null)
         {
+            backfillClaims.restore(snapshot.claims(), snapshot.emptyBackfills());
             snapshot.partitions().forEach((p, stamp) ->
             {
                 if (p >= 1 && p <= partitionCount)
@@ -211,6 +235,7 @@ public final class ControlState
         {
             stamps.set(p, ExportingStamp.INITIAL);
         }
+        backfillClaims.restore(List.of(), List.of());
     }
 
     // ---------------------------------------------------------------------------------------------- reads
@@ -218,6 +243,12 @@ public final class ControlState
     public int partitionCount()
     {
         return partitionCount;
+    }
+
+    /** Every exporter's backfill claim and the latest empty backfills, as this replica applied them. */
+    public BackfillClaimTable backfillClaims()
+    {
+        return backfillClaims;
     }
 
     /**

@@ -125,8 +125,9 @@ public final class ControlStateMachine extends BaseStateMachine
         {
             final ByteString data = entry.getStateMachineLogEntry().getLogData();
             final ByteBuffer view = data.asReadOnlyByteBuffer();
-            state.apply(index, new UnsafeBuffer(view, view.position(), view.remaining()));
-            return CompletableFuture.completedFuture(Message.EMPTY);
+            final byte[] reply = state.apply(index, new UnsafeBuffer(view, view.position(), view.remaining()));
+            // The proposer's answer (a claim's outcome); Ratis hands it back with the reply of the commit.
+            return CompletableFuture.completedFuture(reply == null ? Message.EMPTY : Message.valueOf(ByteString.copyFrom(reply)));
         }
         catch (final Exception e)
         {

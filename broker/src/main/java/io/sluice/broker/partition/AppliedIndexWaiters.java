@@ -35,7 +35,27 @@ public final class AppliedIndexWaiters
             }
             waiters.computeIfAbsent(index, (i) -> new ArrayList<>(1)).add(applied);
         }
+        // A waiter its caller gave up on (orTimeout, cancel) is dropped: an index far ahead must not hold it for ever.
+        applied.whenComplete((ignored, failure) ->
+        {
+            if (failure != null)
+            {
+                drop(index, applied);
+            }
+        });
         return applied;
+    }
+
+    private void drop(final long index, final CompletableFuture<Void> waiter)
+    {
+        synchronized (waiters)
+        {
+            final List<CompletableFuture<Void>> atIndex = waiters.get(index);
+            if (atIndex != null && atIndex.remove(waiter) && atIndex.isEmpty())
+            {
+                waiters.remove(index);
+            }
+        }
     }
 
     /** The state machine applied everything up to {@code index}: completes the waiters of those indexes. */

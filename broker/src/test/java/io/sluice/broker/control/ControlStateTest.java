@@ -1,6 +1,10 @@
 package io.sluice.broker.control;
 
+import io.sluice.broker.log.codecs.BackfillClaimEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingChangeEntryEncoder;
+import io.sluice.protocol.codecs.BackfillClaimAction;
+import io.sluice.protocol.codecs.BackfillClaimOutcome;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
 import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.protocol.Message;
@@ -157,6 +161,284 @@ class ControlStateTest
             .hasMessageContaining(cut.toString()).hasMessageContaining("cut short");
         assertThatThrownBy(() -> ControlSnapshot.readFrom(other)).isInstanceOf(IOException.class)
             .hasMessageContaining(other + " is not a control snapshot");
+    }
+
+    // ------------------------------------------------------------------------------------------ backfill claims
+
+    @Test
+    void theFirstClaimOfAnExporterWinsAndASecondThatSawNoneIsAConflictNamingIt() throws IOException
+    {
+        final BackfillClaimReply first = claim("file", "bf-a", null, false, 1_000);
+        final BackfillClaimReply second = claim("file", "bf-b", null, false, 1_001);
+
+        assertThat(first.outcome()).isEqualTo(BackfillClaimOutcome.CLAIMED);
+        assertThat(first.held()).isEqualTo(new BackfillClaim("file", "bf-a", BackfillClaimPhase.STARTING, 1_000, 1));
+        assertThat(second.outcome()).isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(second.held().backfillId()).isEqualTo("bf-a");
+        assertThat(second.reason()).contains("backfill bf-a took the claim of exporter 'file' while this reset was checked");
+        assertThat(claims().claim("file")).isEqualTo(first.held());
+        assertThat(claim("other", "bf-c", null, false, 1_002).outcome()).as("claims are per exporter")
+            .isEqualTo(BackfillClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void ofTwoResetsThatSawTheSameStartedClaimOnlyTheFirstAppliedTakesIt() throws IOException
+    {
+        claim("file", "bf-old", null, false, 1_000);
+        final BackfillClaim started = change(BackfillClaimAction.STARTED, "file", "bf-old", 1_100).held();
+
+        final BackfillClaimReply winner = claim("file", "bf-1", started, false, 5_000);
+        final BackfillClaimReply loser = claim("file", "bf-2", started, false, 5_000);
+
+        assertThat(winner.outcome()).isEqualTo(BackfillClaimOutcome.CLAIMED);
+        assertThat(winner.reason()).contains("over from backfill bf-old (STARTED");
+        assertThat(loser.outcome()).isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(loser.held().backfillId()).isEqualTo("bf-1");
+        assertThat(loser.reason()).contains("backfill bf-1 took the claim").contains("STARTING");
+        assertThat(claims().claim("file").backfillId()).isEqualTo("bf-1");
+    }
+
+    @Test
+    void aStartingClaimIsTakenOverOnlyOnceTheBoundHasPassedByTheEntriesClock() throws IOException
+    {
+        final BackfillClaim starting = claim("file", "bf-dead", null, false, 10_000).held();
+
+        final BackfillClaimReply early = claim("file", "bf-new", starting, false,
+            10_000 + BackfillClaimTable.STARTING_TAKEOVER_MS - 1);
+        assertThat(early.outcome()).as("being started right now").isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(early.reason()).contains("backfill bf-dead holds the claim of exporter 'file' and is being started")
+            .contains("claimed " + (BackfillClaimTable.STARTING_TAKEOVER_MS - 1) + " ms before this reset");
+        assertThat(claims().claim("file")).isEqualTo(starting);
+
+        final BackfillClaimReply late = claim("file", "bf-new", starting, false,
+            10_000 + BackfillClaimTable.STARTING_TAKEOVER_MS);
+        assertThat(late.outcome()).isEqualTo(BackfillClaimOutcome.CLAIMED);
+        assertThat(late.reason()).contains("over from backfill bf-dead (STARTING");
+        assertThat(claims().claim("file").backfillId()).isEqualTo("bf-new");
+        assertThat(claims().claim("file").claimedAtMs()).isEqualTo(10_000 + BackfillClaimTable.STARTING_TAKEOVER_MS);
+        // The dead gateway's late STARTED changes nothing: the claim is not its own any more.
+        assertThat(change(BackfillClaimAction.STARTED, "file", "bf-dead", 80_000).outcome())
+            .isEqualTo(BackfillClaimOutcome.NOT_HELD);
+    }
+
+    @Test
+    void aResetThatSawTheClaimStartingIsAConflictOnceItStartedEvenAfterTheBound() throws IOException
+    {
+        // The reset checked the partitions while bf-x was registering, so its check says nothing about bf-x's tasks.
+        final BackfillClaim starting = claim("file", "bf-x", null, false, 1_000).held();
+        change(BackfillClaimAction.STARTED, "file", "bf-x", 1_500);
+
+        final BackfillClaimReply reply = claim("file", "bf-y", starting, false, 1_000 + 10 * BackfillClaimTable.STARTING_TAKEOVER_MS);
+
+        assertThat(reply.outcome()).isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(reply.held().phase()).isEqualTo(BackfillClaimPhase.STARTED);
+        assertThat(reply.reason()).contains("backfill bf-x took the claim");
+        assertThat(claims().claim("file").backfillId()).isEqualTo("bf-x");
+    }
+
+    @Test
+    void aClaimThatSawAClaimReleasedMeanwhileIsAConflict() throws IOException
+    {
+        final BackfillClaim starting = claim("file", "bf-a", null, false, 1_000).held();
+        assertThat(change(BackfillClaimAction.RELEASE, "file", "bf-a", 1_100).outcome())
+            .isEqualTo(BackfillClaimOutcome.RELEASED);
+        assertThat(claims().claim("file")).isNull();
+
+        final BackfillClaimReply reply = claim("file", "bf-b", starting, false, 100_000);
+
+        assertThat(reply.outcome()).isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(reply.held()).isNull();
+        assertThat(reply.reason()).contains("(backfill bf-a, STARTING) was released meanwhile");
+        assertThat(claim("file", "bf-b", null, false, 100_001).outcome()).isEqualTo(BackfillClaimOutcome.CLAIMED);
+    }
+
+    @Test
+    void startedAndReleaseActOnlyOnTheBackfillsOwnClaim() throws IOException
+    {
+        claim("file", "bf-a", null, false, 1_000);
+
+        assertThat(change(BackfillClaimAction.STARTED, "file", "bf-b", 1_001).outcome()).isEqualTo(BackfillClaimOutcome.NOT_HELD);
+        assertThat(change(BackfillClaimAction.RELEASE, "file", "bf-b", 1_002).reason())
+            .contains("backfill bf-b does not hold the claim of exporter 'file' (backfill bf-a");
+        assertThat(change(BackfillClaimAction.STARTED, "none", "bf-a", 1_003).outcome()).isEqualTo(BackfillClaimOutcome.NOT_HELD);
+        assertThat(claims().claim("file").phase()).isEqualTo(BackfillClaimPhase.STARTING);
+
+        final BackfillClaimReply started = change(BackfillClaimAction.STARTED, "file", "bf-a", 1_004);
+        assertThat(started.outcome()).isEqualTo(BackfillClaimOutcome.STARTED);
+        assertThat(started.held()).isEqualTo(new BackfillClaim("file", "bf-a", BackfillClaimPhase.STARTED, 1_000, 1));
+        assertThat(change(BackfillClaimAction.STARTED, "file", "bf-a", 1_005).outcome()).as("twice")
+            .isEqualTo(BackfillClaimOutcome.STARTED);
+        assertThat(claims().claim("file")).isEqualTo(started.held());
+    }
+
+    @Test
+    void theSameClaimCommittedTwiceHoldsItOnceAndKeepsItsTime() throws IOException
+    {
+        final BackfillClaimReply first = claim("file", "bf-a", null, false, 1_000);
+        final BackfillClaimReply again = claim("file", "bf-a", null, false, 2_000);
+
+        assertThat(again.outcome()).isEqualTo(BackfillClaimOutcome.CLAIMED);
+        assertThat(again.held()).isEqualTo(first.held());
+        assertThat(again.reason()).contains("holds the claim of exporter 'file' already");
+    }
+
+    @Test
+    void anEmptyBackfillIsStartedAtOnceRecordedAndOnlyTheLatestAreKept() throws IOException
+    {
+        final BackfillClaimReply empty = claim("file", "bf-empty-0", null, true, 1_000);
+        assertThat(empty.outcome()).isEqualTo(BackfillClaimOutcome.CLAIMED);
+        assertThat(empty.held().phase()).as("nothing to register").isEqualTo(BackfillClaimPhase.STARTED);
+        assertThat(claims().emptyBackfills()).containsExactly(new EmptyBackfill("bf-empty-0", "file", 1_000));
+
+        BackfillClaim seen = empty.held();
+        for (int i = 1; i <= BackfillClaimTable.MAX_EMPTY_BACKFILLS; i++)
+        {
+            final BackfillClaimReply next = claim("file", "bf-empty-" + i, seen, true, 1_000 + i);
+            assertThat(next.outcome()).as("a started claim is taken over").isEqualTo(BackfillClaimOutcome.CLAIMED);
+            seen = next.held();
+        }
+        final List<EmptyBackfill> kept = claims().emptyBackfills();
+        assertThat(kept).hasSize(BackfillClaimTable.MAX_EMPTY_BACKFILLS);
+        assertThat(kept.get(0).backfillId()).as("the oldest went first").isEqualTo("bf-empty-1");
+        assertThat(kept.get(kept.size() - 1)).isEqualTo(new EmptyBackfill("bf-empty-32", "file",
+            1_000 + BackfillClaimTable.MAX_EMPTY_BACKFILLS));
+        // A refused claim records nothing.
+        assertThat(claim("file", "bf-refused", null, true, 9_000).outcome()).isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(claims().emptyBackfills()).hasSize(BackfillClaimTable.MAX_EMPTY_BACKFILLS)
+            .noneMatch((e) -> e.backfillId().equals("bf-refused"));
+    }
+
+    @Test
+    void everyReplicaAnswersTheSameAndHoldsTheSameClaims() throws IOException
+    {
+        final ControlState other = new ControlState(2, PARTITIONS, (p) -> { });
+        final List<byte[]> entries = List.of(
+            ClaimCodes.encodeEntry(BackfillClaimChange.claim("file", "bf-1", null, false, 1_000, 0)),
+            ClaimCodes.encodeEntry(BackfillClaimChange.claim("file", "bf-2", null, false, 1_000, 1)),
+            ClaimCodes.encodeEntry(BackfillClaimChange.of(BackfillClaimAction.STARTED, "file", "bf-1", 1_200, 0)),
+            ClaimCodes.encodeEntry(BackfillClaimChange.claim("search", "bf-3", null, true, 1_300, 2)),
+            ClaimCodes.encodeEntry(BackfillClaimChange.claim("file", "bf-4",
+                new BackfillClaim("file", "bf-1", BackfillClaimPhase.STARTED, 1_000, 1), false, 90_000, 1)));
+        for (final byte[] entry : entries)
+        {
+            final long at = ++index;
+            assertThat(state.apply(at, new UnsafeBuffer(entry))).isEqualTo(other.apply(at, new UnsafeBuffer(entry)));
+        }
+        assertThat(other.snapshot()).isEqualTo(state.snapshot());
+        assertThat(state.backfillClaims().claim("file").backfillId()).isEqualTo("bf-4");
+    }
+
+    @Test
+    void aLeaderRegistersOnlyForTheClaimsOwnStartWithinTheWindow() throws IOException
+    {
+        final BackfillClaimTable table = claims();
+        claim("file", "bf-a", null, false, 1_000);
+
+        assertThat(table.registrationRefusal("file", "bf-a", true, 1_000 + BackfillClaimTable.REGISTRATION_WINDOW_MS - 1))
+            .isNull();
+        assertThat(table.registrationRefusal("file", "bf-a", true, 1_000 + BackfillClaimTable.REGISTRATION_WINDOW_MS))
+            .contains("registrations are taken within " + BackfillClaimTable.REGISTRATION_WINDOW_MS + " ms");
+        assertThat(table.registrationRefusal("file", "bf-b", true, 1_001))
+            .contains("backfill bf-b does not hold the claim of exporter 'file' (backfill bf-a");
+        assertThat(table.registrationRefusal("search", "bf-a", true, 1_001)).contains("nobody does");
+        assertThat(table.registrationRefusal("file", "bf-b", false, 1_001)).as("no claim named, another being started")
+            .contains("is being started");
+        assertThat(table.registrationRefusal("file", "bf-b", false, 1_000 + BackfillClaimTable.STARTING_TAKEOVER_MS))
+            .as("a claim past the takeover bound no longer stops a start without a claim").isNull();
+
+        change(BackfillClaimAction.STARTED, "file", "bf-a", 1_500);
+        assertThat(table.registrationRefusal("file", "bf-a", true, 1_600)).contains("is started already");
+        assertThat(table.registrationRefusal("file", "bf-b", false, 1_600)).isNull();
+    }
+
+    @Test
+    void aClaimEntryCutShortOrWithUnknownCodesIsRefusedAndChangesNothing()
+    {
+        final byte[] entry = ClaimCodes.encodeEntry(BackfillClaimChange.claim("file", "bf-a", null, false, 1_000, 0));
+        final byte[] cut = java.util.Arrays.copyOf(entry, entry.length - 3);
+        final byte[] longText = entry.clone();
+        // The exporter id's length: after the header (8) and the block.
+        new UnsafeBuffer(longText).putInt(8 + BackfillClaimEntryEncoder.BLOCK_LENGTH, 1 << 30, ByteOrder.LITTLE_ENDIAN);
+        final byte[] badAction = entry.clone();
+        badAction[8 + BackfillClaimEntryEncoder.actionEncodingOffset()] = 9;
+        final byte[] badExpectation = ClaimCodes.encodeEntry(BackfillClaimChange.claim("file", "bf-a", null, false, 1_000, 0));
+        badExpectation[8 + BackfillClaimEntryEncoder.expectedPhaseEncodingOffset()] = 2; // STARTED, but no backfill named
+
+        for (final byte[] bad : List.of(cut, longText, badAction, badExpectation))
+        {
+            assertThatThrownBy(() -> state.apply(++index, new UnsafeBuffer(bad))).isInstanceOf(IOException.class)
+                .hasMessageContaining("backfill claim");
+        }
+        assertThat(claims().claims()).isEmpty();
+    }
+
+    @Test
+    void aStateWithClaimsAndEmptyBackfillsRestoredFromItsSnapshotEqualsTheOriginal() throws IOException
+    {
+        apply(ExportingChange.of(4, ExportingState.PAUSED, 2));
+        claim("file", "bf-a", null, false, 1_000);
+        claim("search", "bf-e1", null, true, 2_000);
+        final BackfillClaim e1 = claims().claim("search");
+        claim("search", "bf-e2", e1, true, 3_000);
+        final Path file = dir.resolve("snapshot.1_9");
+        state.snapshot().writeTo(file);
+
+        final ControlState restored = new ControlState(1, PARTITIONS, (p) -> { });
+        restored.restore(ControlSnapshot.readFrom(file));
+
+        assertThat(restored.snapshot()).isEqualTo(state.snapshot());
+        assertThat(restored.backfillClaims().claims()).containsExactly(
+            new BackfillClaim("file", "bf-a", BackfillClaimPhase.STARTING, 1_000, index - 2),
+            new BackfillClaim("search", "bf-e2", BackfillClaimPhase.STARTED, 3_000, index));
+        assertThat(restored.backfillClaims().emptyBackfills()).containsExactly(
+            new EmptyBackfill("bf-e1", "search", 2_000), new EmptyBackfill("bf-e2", "search", 3_000));
+        assertThat(restored.stamp(2)).isEqualTo(new ExportingStamp(ExportingState.PAUSED, 4));
+        // The restored replica goes on deciding as the original does.
+        assertThat(decode(restored.apply(++index, new UnsafeBuffer(ClaimCodes.encodeEntry(
+            BackfillClaimChange.claim("file", "bf-b", null, false, 4_000, 0)))), "file").outcome())
+            .isEqualTo(BackfillClaimOutcome.CONFLICT);
+
+        restored.restore(null);
+        assertThat(restored.backfillClaims().claims()).isEmpty();
+        assertThat(restored.backfillClaims().emptyBackfills()).isEmpty();
+    }
+
+    @Test
+    void aSnapshotCutShortInItsClaimsIsRefusedByName() throws IOException
+    {
+        claim("file", "bf-a", null, false, 1_000);
+        final byte[] whole = state.snapshot().encode();
+        final Path cut = Files.write(dir.resolve("cut-claims"), java.util.Arrays.copyOf(whole, whole.length - 5));
+
+        assertThatThrownBy(() -> ControlSnapshot.readFrom(cut)).isInstanceOf(IOException.class)
+            .hasMessageContaining(cut.toString());
+    }
+
+    private BackfillClaimTable claims()
+    {
+        return state.backfillClaims();
+    }
+
+    private BackfillClaimReply claim(
+        final String exporterId, final String backfillId, final BackfillClaim seen, final boolean empty, final long atMs)
+        throws IOException
+    {
+        return decode(state.apply(++index, new UnsafeBuffer(ClaimCodes.encodeEntry(
+            BackfillClaimChange.claim(exporterId, backfillId, seen, empty, atMs, 0)))), exporterId);
+    }
+
+    private BackfillClaimReply change(
+        final BackfillClaimAction action, final String exporterId, final String backfillId, final long atMs)
+        throws IOException
+    {
+        return decode(state.apply(++index, view(ControlEntries.backfillClaim(
+            BackfillClaimChange.of(action, exporterId, backfillId, atMs, 0)))), exporterId);
+    }
+
+    private static BackfillClaimReply decode(final byte[] reply, final String exporterId) throws IOException
+    {
+        assertThat(reply).as("a claim entry answers its proposer").isNotNull();
+        return ClaimCodes.decodeResult(new UnsafeBuffer(reply), exporterId);
     }
 
     private void apply(final ExportingChange change) throws IOException

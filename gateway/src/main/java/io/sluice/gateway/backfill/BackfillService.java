@@ -9,6 +9,8 @@ import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
+import io.sluice.protocol.codecs.BackfillClaimAction;
+import io.sluice.protocol.codecs.BackfillClaimOutcome;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.concurrent.Futures;
@@ -35,26 +37,35 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
 
 /**
  * Reset an exporter to the latest positions and backfill the skipped ranges (issue 6): validation, planning,
- * the fan-out of one BackfillRequest per partition leader, and the backfill views put together from every
- * leader's tasks.
+ * the exporter's claim in the cluster control group, the fan-out of one BackfillRequest per partition leader, and
+ * the backfill views put together from every leader's tasks and the control group's empty backfills.
  * <p>
- * Everything is validated before anything is sent, in this order: the task count (400), the exporter
- * (404), a backfill of the exporter still running on some partition (409), a reachable leader for every
- * partition (503). The failure answers name the values and nothing is changed.
+ * Everything is validated before anything changes, in this order: the task count (400), the exporter (404), a
+ * backfill of the exporter still running on some partition (409), a reachable leader for every partition and a
+ * readable control group (503). The failure answers name the values and nothing is changed.
+ * <p>
+ * <b>One reset of an exporter at a time, whichever gateway.</b> Before the partitions are checked the service reads
+ * the exporter's claim from the control group's leader; after the checks it takes the claim with a compare-and-set
+ * naming the claim it read ({@link ClaimRequest#claim}); only then does it register anything. Of two resets racing,
+ * on one gateway or two, the control group lets exactly one take the claim; the other answers 409 naming the backfill
+ * that holds it, and nothing of it changed. Once the registrations are answered the claim is marked STARTED (or
+ * released when nothing registered), so the next reset may take it once no task of it is unfinished. A claim whose
+ * gateway died before that is taken over 60 s after it was taken ({@code BackfillClaimTable} in the broker). A dry
+ * run claims nothing, and answers 409 as the reset would while another backfill's claim is being started.
  * <p>
  * Planning: only partitions whose exporter is behind get a task; the others are at the latest position
  * already. Without a task count each such partition gets one task. With one, every such partition gets one
  * and the rest go to the partitions with the most positions per task, so one lagging partition is split by
  * position among several tasks. Each range runs on its partition's leader, so with fewer tasks than lagging
  * partitions a task takes the ranges of several partitions (the contract accepts any count from 1 to the
- * maximum).
+ * maximum). A backfill with nothing to export takes its claim STARTED at once and is recorded by the control group,
+ * which keeps the latest 32, so every gateway lists and finds it.
  * <p>
- * Thread-safe.
+ * Thread-safe: it holds no backfill state of its own (all of it is the brokers'), so two gateways answer alike.
  */
 @Service
 public class BackfillService
@@ -62,16 +73,12 @@ public class BackfillService
     public static final String MAX_TASKS_SETTING = "sluice.backfill.max-tasks";
     public static final int DEFAULT_MAX_TASKS = 64;
     private static final Logger LOG = LoggerFactory.getLogger(BackfillService.class);
-    private static final int REMEMBERED_EMPTY_BACKFILLS = 32;
 
     private final ClusterTopology topology;
     private final BackfillClient client;
     private final int maxTasks;
     private final Duration requestTimeout;
     private final Clock clock;
-    /** Backfills that had nothing to export: no broker holds them, so the gateway remembers them itself. */
-    private final Map<String, BackfillView> emptyBackfills = new LinkedHashMap<>();
-    private final Set<String> startsInFlight = ConcurrentHashMap.newKeySet();
 
     @Autowired
     public BackfillService(
@@ -110,40 +117,29 @@ public class BackfillService
 
     // ------------------------------------------------------------------------------------------ reset
 
-    /** Validates and plans without changing anything: the dry run. */
+    /** Validates and plans without changing anything (no claim is taken): the dry run. */
     public CompletableFuture<BackfillPlan> plan(final String exporterId, final String backfillTaskCount)
     {
-        return validateAndPlan(exporterId, backfillTaskCount, true);
+        return validateAndPlan(exporterId, backfillTaskCount, true).thenApply(Checked::plan);
     }
 
     /**
-     * Validates, then sends each lagging partition's leader its BackfillRequest, all at once. Completes with
-     * the backfill as the leaders registered it; fails with a {@link ManagementException} (nothing changed)
-     * when validation fails, or with a {@link BackfillStartException} when some partitions could not register.
+     * Validates, takes the exporter's claim, then sends each lagging partition's leader its BackfillRequest, all at
+     * once. Completes with the backfill as the leaders registered it; fails with a {@link ManagementException}
+     * (nothing changed) when validation fails or another reset holds the claim (409), or with a
+     * {@link BackfillStartException} when some partitions could not register.
      */
     public CompletableFuture<BackfillView> start(final String exporterId, final String backfillTaskCount)
     {
-        // One start per exporter at a time on this gateway, so two concurrent requests cannot both pass the
-        // 409 check and then split the partitions between them (the leaders refuse the loser, per partition).
-        if (!startsInFlight.add(exporterId))
-        {
-            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.CONFLICT,
-                "a reset of exporter '" + exporterId + "' is already in progress"));
-        }
-        final CompletableFuture<BackfillView> started;
-        try
-        {
-            started = validateAndPlan(exporterId, backfillTaskCount, false).thenCompose(plan -> send(plan));
-        }
-        catch (final RuntimeException e)
-        {
-            startsInFlight.remove(exporterId);
-            throw e;
-        }
-        return started.whenComplete((view, failure) -> startsInFlight.remove(exporterId));
+        return validateAndPlan(exporterId, backfillTaskCount, false).thenCompose(this::claimAndRegister);
     }
 
-    private CompletableFuture<BackfillPlan> validateAndPlan(
+    /** A validated plan, and the exporter's claim as read before the partitions were checked (null: none). */
+    private record Checked(BackfillPlan plan, ControlBackfills.Claim seen)
+    {
+    }
+
+    private CompletableFuture<Checked> validateAndPlan(
         final String exporterId, final String backfillTaskCount, final boolean dryRun)
     {
         final OptionalInt requested;
@@ -158,13 +154,30 @@ public class BackfillService
         {
             return CompletableFuture.failedFuture(e);
         }
-        // 409 before 503: ask every reachable leader for the exporter's unfinished backfills first.
-        return statusOfEveryPartition(leaders, "").thenApply(answers ->
+        // The claim is read before the partitions are checked: a STARTED claim seen then had registered every task
+        // of its backfill, so the check below saw them all, and the compare-and-set may replace it.
+        return readControl().thenCompose(control -> statusOfEveryPartition(leaders, "").thenApply(answers ->
         {
+            // 409 before 503: the exporter's unfinished backfills first.
             checkNoneRunning(exporterId, answers);
+            final ControlBackfills backfills = control.orElseThrow("exporter '" + exporterId + "' cannot be reset");
+            final ControlBackfills.Claim seen = backfills.claimOf(exporterId).orElse(null);
+            if (dryRun && seen != null && seen.isBeingStarted(backfills.nowMs()))
+            {
+                throw beingStarted(exporterId, seen, backfills.nowMs());
+            }
             checkEveryPartitionLed(leaders, answers);
-            return plan(exporterId, requested, leaders, dryRun);
-        });
+            return new Checked(plan(exporterId, requested, leaders, dryRun), seen);
+        }));
+    }
+
+    private static ManagementException beingStarted(
+        final String exporterId, final ControlBackfills.Claim claim, final long nowMs)
+    {
+        return new ManagementException(HttpStatus.CONFLICT, "exporter '" + exporterId + "' cannot be reset now: backfill " +
+            claim.backfillId() + " holds its claim and is being started (claimed " + Math.max(0, nowMs - claim.claimedAtMs()) +
+            " ms ago); a claim whose start never registered anything is released " +
+            Math.max(0, claim.releasableAtMs() - nowMs) + " ms from now");
     }
 
     private OptionalInt parseTaskCount(final String raw)
@@ -349,26 +362,56 @@ public class BackfillService
             List.copyOf(tasks));
     }
 
-    private CompletableFuture<BackfillView> send(final BackfillPlan plan)
+    /**
+     * Takes the exporter's claim (compare-and-set from the claim the validation saw), then registers the plan's
+     * partitions and marks the claim STARTED (or releases it when nothing registered) before answering.
+     */
+    private CompletableFuture<BackfillView> claimAndRegister(final Checked checked)
     {
+        final BackfillPlan plan = checked.plan();
+        final String exporterId = plan.exporterId();
         final String backfillId = UUID.randomUUID().toString();
         final List<BackfillPlan.Partition> targets = plan.partitions().stream().filter(p -> p.taskCount() > 0).toList();
-        if (targets.isEmpty())
+        final boolean empty = targets.isEmpty();
+        return claim(ClaimRequest.claim(exporterId, backfillId, checked.seen(), empty)).thenCompose(answer ->
         {
-            final BackfillView empty = BackfillViews.of(backfillId, plan.exporterId(), List.of(), List.of(), clock.millis());
-            remember(empty);
-            LOG.info("backfill {} of exporter {}: every partition is at its latest position, nothing to backfill",
-                backfillId, plan.exporterId());
-            return CompletableFuture.completedFuture(empty);
-        }
-        LOG.info("backfill {} of exporter {}: resetting {} partitions, {} tasks", backfillId, plan.exporterId(),
-            targets.size(), plan.backfillTaskCount());
+            if (answer.outcome() == BackfillClaimOutcome.CONFLICT)
+            {
+                LOG.info("backfill {} of exporter {}: claim refused: {}", backfillId, exporterId, answer.reason());
+                throw new ManagementException(HttpStatus.CONFLICT, "exporter '" + exporterId + "' cannot be reset now: " +
+                    answer.reason() + "; nothing was changed");
+            }
+            if (answer.outcome() != BackfillClaimOutcome.CLAIMED || !backfillId.equals(answer.heldBackfillId()))
+            {
+                throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "exporter '" + exporterId +
+                    "': the control group answered the claim of backfill " + backfillId + " with " + answer.outcome() +
+                    " (" + answer.reason() + "); nothing was registered");
+            }
+            if (empty)
+            {
+                LOG.info("backfill {} of exporter {}: every partition is at its latest position, nothing to backfill",
+                    backfillId, exporterId);
+                return CompletableFuture.completedFuture(
+                    BackfillViews.of(backfillId, exporterId, List.of(), List.of(), answer.heldClaimedAtMs()));
+            }
+            return register(plan, targets, backfillId, answer.claimIndex());
+        });
+    }
+
+    /** Sends every target's registration naming the claim, then marks the claim STARTED or releases it. */
+    private CompletableFuture<BackfillView> register(
+        final BackfillPlan plan, final List<BackfillPlan.Partition> targets, final String backfillId, final long claimIndex)
+    {
+        final String exporterId = plan.exporterId();
+        LOG.info("backfill {} of exporter {}: claimed at control index {}, resetting {} partitions, {} tasks", backfillId,
+            exporterId, claimIndex, targets.size(), plan.backfillTaskCount());
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         for (final BackfillPlan.Partition target : targets)
         {
-            pending.put(target.partitionId(), startOn(target, backfillId, plan.exporterId()));
+            pending.put(target.partitionId(), startOn(target, backfillId, exporterId, claimIndex));
         }
-        return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
+        final CompletableFuture<BackfillView> registered =
+            CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
         {
             final List<BackfillTaskStatus> tasks = new ArrayList<>();
             final List<PartitionAnswer> failed = new ArrayList<>();
@@ -384,18 +427,163 @@ public class BackfillService
                     failed.add(answer);
                 }
             }
-            final BackfillView view = BackfillViews.of(backfillId, plan.exporterId(), tasks,
+            final BackfillView view = BackfillViews.of(backfillId, exporterId, tasks,
                 failed.stream().map(PartitionAnswer::partitionId).toList(), clock.millis());
             if (!failed.isEmpty())
             {
-                LOG.warn("backfill {} of exporter {}: {} of {} partitions not reset: {}", backfillId, plan.exporterId(),
+                LOG.warn("backfill {} of exporter {}: {} of {} partitions not reset: {}", backfillId, exporterId,
                     failed.size(), targets.size(), failed.stream().map(PartitionAnswer::error).toList());
                 throw new BackfillStartException(statusOf(failed, failed.size() == targets.size()), view,
                     failed.stream().map(PartitionAnswer::error).toList());
             }
-            LOG.info("backfill {} of exporter {}: registered on every partition", backfillId, plan.exporterId());
+            LOG.info("backfill {} of exporter {}: registered on every partition", backfillId, exporterId);
             return view;
         });
+        // The claim is STARTED (or released) before the answer, so a reset asked after it is judged by the tasks.
+        return registered.handle((view, failure) ->
+        {
+            final Throwable cause = failure == null ? null : Futures.unwrapAll(failure);
+            final boolean nothingRegistered =
+                cause instanceof BackfillStartException e && e.registered().tasks().isEmpty();
+            return finishClaim(nothingRegistered ? BackfillClaimAction.RELEASE : BackfillClaimAction.STARTED,
+                exporterId, backfillId).thenApply(ignored ->
+            {
+                if (cause instanceof RuntimeException e)
+                {
+                    throw e;
+                }
+                if (cause != null)
+                {
+                    throw new IllegalStateException(cause);
+                }
+                return view;
+            });
+        }).thenCompose(f -> f);
+    }
+
+    /**
+     * Marks the backfill's own claim STARTED or releases it; never fails. When the control group cannot be reached the
+     * claim stays STARTING, and another reset takes it over once the takeover bound has passed (and no task of it is
+     * unfinished).
+     */
+    private CompletableFuture<Void> finishClaim(
+        final BackfillClaimAction action, final String exporterId, final String backfillId)
+    {
+        return claim(ClaimRequest.of(action, exporterId, backfillId)).handle((answer, failure) ->
+        {
+            if (failure != null)
+            {
+                LOG.warn("backfill {} of exporter {}: {} of its claim failed ({}); the claim is released for a new " +
+                    "reset when its takeover bound has passed", backfillId, exporterId, action,
+                    Futures.unwrapAll(failure).getMessage());
+            }
+            else if (answer.outcome() == BackfillClaimOutcome.NOT_HELD)
+            {
+                LOG.warn("backfill {} of exporter {}: {} of its claim: {}", backfillId, exporterId, action, answer.reason());
+            }
+            else
+            {
+                LOG.info("backfill {} of exporter {}: {}", backfillId, exporterId, answer.reason());
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Sends a claim change to the control group's leader as the topology knows it (any broker would do; the leader
+     * saves a hop). A failure becomes a {@link ManagementException}: 503, or 404 for an exporter the brokers do not
+     * have. A CLAIM whose answer was lost may still have been taken: it is released, so it does not wait out its bound.
+     */
+    private CompletableFuture<ClaimAnswer> claim(final ClaimRequest request)
+    {
+        final OptionalInt target = controlTarget();
+        if (target.isEmpty())
+        {
+            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
+                "no broker is reachable to take the claim of exporter '" + request.exporterId() + "'; nothing was changed"));
+        }
+        return client.claim(target.getAsInt(), request, requestTimeout).exceptionallyCompose(failure ->
+        {
+            final Throwable cause = Futures.unwrapAll(failure);
+            if (request.action() == BackfillClaimAction.CLAIM && BrokerFailure.of(cause) == BrokerFailure.TIMED_OUT)
+            {
+                finishClaim(BackfillClaimAction.RELEASE, request.exporterId(), request.backfillId());
+            }
+            if (BrokerFailure.errorCode(cause) == ErrorCode.EXPORTER_NOT_FOUND)
+            {
+                return CompletableFuture.failedFuture(new ManagementException(HttpStatus.NOT_FOUND, cause.getMessage()));
+            }
+            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
+                "exporter '" + request.exporterId() + "': the control group did not answer the " + request.action() +
+                " of backfill " + request.backfillId() + "'s claim through broker " + target.getAsInt() + ": " +
+                describe(cause) + (request.action() == BackfillClaimAction.CLAIM ? "; nothing was registered" : "")));
+        });
+    }
+
+    /** The control group's leader if the topology knows a reachable one, else the first reachable broker. */
+    private OptionalInt controlTarget()
+    {
+        final OptionalInt leader = topology.controlLeader();
+        if (leader.isPresent() && topology.isReachable(leader.getAsInt()))
+        {
+            return leader;
+        }
+        for (int brokerId = 0; brokerId < topology.distribution().brokerCount(); brokerId++)
+        {
+            if (topology.isReachable(brokerId))
+            {
+                return OptionalInt.of(brokerId);
+            }
+        }
+        return OptionalInt.empty();
+    }
+
+    /** The control group's backfills, or why they could not be read; never fails. */
+    private record ControlRead(ControlBackfills backfills, String failure)
+    {
+        ControlBackfills orElseThrow(final String what)
+        {
+            if (backfills == null)
+            {
+                throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, what + ": " + failure +
+                    "; nothing was changed");
+            }
+            return backfills;
+        }
+    }
+
+    /**
+     * Reads the claims and empty backfills from the control group's leader; a NOT_LEADER answer naming another
+     * broker is asked there once.
+     */
+    private CompletableFuture<ControlRead> readControl()
+    {
+        final OptionalInt target = controlTarget();
+        if (target.isEmpty())
+        {
+            return CompletableFuture.completedFuture(new ControlRead(null, "no broker is reachable to read the control group"));
+        }
+        final int first = target.getAsInt();
+        return client.claims(first, requestTimeout)
+            .exceptionallyCompose(failure ->
+            {
+                final int hint = BrokerFailure.leaderHint(failure);
+                return hint >= 0 && hint != first && hint < topology.distribution().brokerCount() ?
+                    client.claims(hint, requestTimeout) : CompletableFuture.failedFuture(failure);
+            })
+            .handle((backfills, failure) -> failure == null ? new ControlRead(backfills, null) :
+                new ControlRead(null, "the cluster control group could not be read (asked broker " + first + "): " +
+                    describe(Futures.unwrapAll(failure))));
+    }
+
+    private String describe(final Throwable cause)
+    {
+        return switch (BrokerFailure.of(cause))
+        {
+            case TIMED_OUT -> "no answer within " + requestTimeout.toMillis() + " ms";
+            case UNREACHABLE -> "unreachable";
+            default -> cause.getMessage();
+        };
     }
 
     /**
@@ -404,11 +592,11 @@ public class BackfillService
      * its own replicated positions, so the partition is not left out of the reset.
      */
     private CompletableFuture<PartitionAnswer> startOn(
-        final BackfillPlan.Partition target, final String backfillId, final String exporterId)
+        final BackfillPlan.Partition target, final String backfillId, final String exporterId, final long claimIndex)
     {
         return askLeader(target.partitionId(), target.leaderId(), "registering " + backfillId + " of exporter " +
             exporterId, (leaderId) -> client.start(leaderId, target.partitionId(), backfillId, exporterId,
-            target.taskCount(), target.firstTaskId(), requestTimeout));
+            target.taskCount(), target.firstTaskId(), claimIndex, requestTimeout));
     }
 
     private static HttpStatus statusOf(final List<PartitionAnswer> failed, final boolean allFailed)
@@ -424,13 +612,15 @@ public class BackfillService
     // ------------------------------------------------------------------------------------------ views
 
     /**
-     * Every backfill the leaders hold (and the empty ones this gateway started), newest first; partitions
-     * whose leader could not be asked are listed, as their tasks are missing.
+     * Every backfill the leaders hold and the empty ones the control group recorded, newest first; partitions whose
+     * leader could not be asked are listed, as their tasks are missing, and so is a control group that could not be
+     * read, as the empty backfills are.
      */
     public CompletableFuture<BackfillList> list()
     {
         final Map<Integer, Integer> leaders = leaders();
-        return statusOfEveryPartition(leaders, "").thenApply(answers ->
+        final CompletableFuture<ControlRead> control = readControl();
+        return statusOfEveryPartition(leaders, "").thenCombine(control, (answers, read) ->
         {
             final List<Integer> unavailable = unavailable(leaders, answers);
             final Map<String, List<BackfillTaskStatus>> byId = new LinkedHashMap<>();
@@ -444,20 +634,28 @@ public class BackfillService
             final List<BackfillView> views = new ArrayList<>();
             final long nowMs = clock.millis();
             byId.forEach((id, tasks) -> views.add(BackfillViews.of(id, tasks.get(0).exporterId(), tasks, unavailable, nowMs)));
-            synchronized (emptyBackfills)
+            final List<ControlBackfills.Empty> empties =
+                read.backfills() == null ? List.of() : read.backfills().emptyBackfills();
+            for (final ControlBackfills.Empty empty : empties)
             {
-                views.addAll(emptyBackfills.values());
+                if (!byId.containsKey(empty.backfillId()))
+                {
+                    views.add(emptyView(empty));
+                }
             }
             views.sort((a, b) -> Long.compare(b.createdAtMs(), a.createdAtMs()));
-            return new BackfillList(List.copyOf(views), List.copyOf(unavailable));
+            return new BackfillList(List.copyOf(views), List.copyOf(unavailable),
+                read.backfills() == null ? read.failure() + "; backfills with nothing to export are not listed" : null);
         });
     }
 
     public CompletableFuture<BackfillView> get(final String backfillId)
     {
         final Map<Integer, Integer> leaders = leaders();
-        return statusOfEveryPartition(leaders, checkId(backfillId))
-            .thenApply(answers -> viewOf(backfillId, leaders, answers, "found"));
+        final String id = checkId(backfillId);
+        final CompletableFuture<ControlRead> control = readControl();
+        return statusOfEveryPartition(leaders, id)
+            .thenCombine(control, (answers, read) -> viewOf(backfillId, leaders, answers, read, "found"));
     }
 
     /** Cancels the backfill's unfinished tasks on every partition; answers the backfill after the cancel. */
@@ -465,15 +663,17 @@ public class BackfillService
     {
         checkId(backfillId);
         final Map<Integer, Integer> leaders = leaders();
+        final CompletableFuture<ControlRead> control = readControl();
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         leaders.forEach((partitionId, leaderId) -> pending.put(partitionId,
             askLeader(partitionId, leaderId, "cancelling " + backfillId,
                 (broker) -> client.cancel(broker, partitionId, backfillId, requestTimeout))));
-        return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
+        return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenCombine(control,
+            (ignored, read) ->
         {
             final Map<Integer, PartitionAnswer> answers = new TreeMap<>();
             pending.forEach((partitionId, future) -> answers.put(partitionId, future.join()));
-            final BackfillView view = viewOf(backfillId, leaders, answers, "cancelled");
+            final BackfillView view = viewOf(backfillId, leaders, answers, read, "cancelled");
             if (!view.unavailablePartitions().isEmpty())
             {
                 throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "backfill " + backfillId +
@@ -485,31 +685,42 @@ public class BackfillService
         });
     }
 
+    /**
+     * The backfill from the partitions' tasks; with none, the empty backfill the control group recorded (an empty
+     * backfill has nothing to cancel), else 404, or 503 when a partition or the control group could not be asked.
+     */
     private BackfillView viewOf(
         final String backfillId, final Map<Integer, Integer> leaders, final Map<Integer, PartitionAnswer> answers,
-        final String verb)
+        final ControlRead control, final String verb)
     {
         final List<Integer> unavailable = unavailable(leaders, answers);
         final List<BackfillTaskStatus> tasks = new ArrayList<>();
         answers.values().forEach(answer -> tasks.addAll(answer.tasks()));
-        if (tasks.isEmpty())
+        if (!tasks.isEmpty())
         {
-            synchronized (emptyBackfills)
-            {
-                final BackfillView empty = emptyBackfills.get(backfillId);
-                if (empty != null)
-                {
-                    return empty;
-                }
-            }
-            if (unavailable.isEmpty())
-            {
-                throw new ManagementException(HttpStatus.NOT_FOUND, "unknown backfill '" + backfillId + "'");
-            }
-            throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "backfill '" + backfillId + "' not " + verb +
-                " on the reachable partitions, and partitions " + unavailable + " could not be asked");
+            return BackfillViews.of(backfillId, tasks.get(0).exporterId(), tasks, unavailable, clock.millis());
         }
-        return BackfillViews.of(backfillId, tasks.get(0).exporterId(), tasks, unavailable, clock.millis());
+        if (control.backfills() != null)
+        {
+            final Optional<ControlBackfills.Empty> empty = control.backfills().emptyBackfill(backfillId);
+            if (empty.isPresent())
+            {
+                return emptyView(empty.get());
+            }
+        }
+        if (unavailable.isEmpty() && control.backfills() != null)
+        {
+            throw new ManagementException(HttpStatus.NOT_FOUND, "unknown backfill '" + backfillId + "'");
+        }
+        throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "backfill '" + backfillId + "' not " + verb +
+            " on the reachable partitions" + (unavailable.isEmpty() ? "" : ", partitions " + unavailable +
+            " could not be asked") + (control.backfills() == null ? ", and " + control.failure() : ""));
+    }
+
+    /** An empty backfill as every gateway shows it: SUCCEEDED, no tasks, created when the control group took it. */
+    private static BackfillView emptyView(final ControlBackfills.Empty empty)
+    {
+        return BackfillViews.of(empty.backfillId(), empty.exporterId(), List.of(), List.of(), empty.createdAtMs());
     }
 
     // ------------------------------------------------------------------------------------------ fan-out
@@ -617,17 +828,5 @@ public class BackfillService
                 backfillId + "'");
         }
         return backfillId;
-    }
-
-    private void remember(final BackfillView view)
-    {
-        synchronized (emptyBackfills)
-        {
-            emptyBackfills.put(view.backfillId(), view);
-            while (emptyBackfills.size() > REMEMBERED_EMPTY_BACKFILLS)
-            {
-                emptyBackfills.remove(emptyBackfills.keySet().iterator().next());
-            }
-        }
     }
 }

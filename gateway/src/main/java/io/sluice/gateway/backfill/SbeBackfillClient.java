@@ -6,10 +6,17 @@ import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.BackfillClaimOutcome;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
+import io.sluice.protocol.codecs.BackfillClaimRequestEncoder;
+import io.sluice.protocol.codecs.BackfillClaimResponseDecoder;
+import io.sluice.protocol.codecs.BackfillClaimsRequestEncoder;
+import io.sluice.protocol.codecs.BackfillClaimsResponseDecoder;
 import io.sluice.protocol.codecs.BackfillRequestEncoder;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.BackfillStatusRequestEncoder;
 import io.sluice.protocol.codecs.BackfillStatusResponseDecoder;
+import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.CancelBackfillRequestEncoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
@@ -28,7 +35,8 @@ import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * {@link BackfillClient} on the gateway's one request path ({@link BrokerRequests}). Requests keep only their values and encode
+ * {@link BackfillClient} on the gateway's one request path ({@link BrokerRequests}): the partitions' backfill requests
+ * and the control group's claim requests. Requests keep only their values and encode
  * with per-thread encoders (the transport may write on any of its threads); answers are decoded with
  * per-thread decoders after {@link ResponseFrames} has checked the header, and every variable-length field is
  * bounds-checked before it is read, so a garbage answer fails the future instead of reading out of bounds.
@@ -47,7 +55,7 @@ public final class SbeBackfillClient implements BackfillClient
     @Override
     public CompletableFuture<List<BackfillTaskStatus>> start(
         final int brokerId, final int partitionId, final String backfillId, final String exporterId,
-        final int taskCount, final int firstTaskId, final Duration timeout)
+        final int taskCount, final int firstTaskId, final long claimIndex, final Duration timeout)
     {
         final byte[] backfill = utf8(backfillId);
         final byte[] exporter = utf8(exporterId);
@@ -61,6 +69,7 @@ public final class SbeBackfillClient implements BackfillClient
                 .partitionId(partitionId)
                 .taskCount(taskCount)
                 .firstTaskId(firstTaskId)
+                .claimIndex(claimIndex)
                 .putBackfillId(backfill, 0, backfill.length)
                 .putExporterId(exporter, 0, exporter.length);
         }), timeout);
@@ -88,6 +97,126 @@ public final class SbeBackfillClient implements BackfillClient
                 .wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
                 .putBackfillId(backfill, 0, backfill.length));
+    }
+
+    @Override
+    public CompletableFuture<ClaimAnswer> claim(final int brokerId, final ClaimRequest request, final Duration timeout)
+    {
+        final byte[] exporter = utf8(request.exporterId());
+        final byte[] backfill = utf8(request.backfillId());
+        final byte[] expected = utf8(request.expectedBackfillId());
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillClaimRequestEncoder.BLOCK_LENGTH +
+            BackfillClaimRequestEncoder.exporterIdHeaderLength() + exporter.length +
+            BackfillClaimRequestEncoder.backfillIdHeaderLength() + backfill.length +
+            BackfillClaimRequestEncoder.expectedBackfillIdHeaderLength() + expected.length;
+        final String what = "broker " + brokerId + ": " + request.action() + " of exporter " + request.exporterId() +
+            "'s claim";
+        return requests.send(brokerId, RequestWriters.of(length, (buffer, offset) ->
+        {
+            final Codecs codecs = CODECS.get();
+            codecs.claimRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .action(request.action())
+                .expectedPhase(request.expectedPhase())
+                .empty(request.empty() ? BooleanType.TRUE : BooleanType.FALSE)
+                .putExporterId(exporter, 0, exporter.length)
+                .putBackfillId(backfill, 0, backfill.length)
+                .putExpectedBackfillId(expected, 0, expected.length);
+        }), timeout, (buffer) -> decodeClaim(buffer, what));
+    }
+
+    @Override
+    public CompletableFuture<ControlBackfills> claims(final int brokerId, final Duration timeout)
+    {
+        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillClaimsRequestEncoder.BLOCK_LENGTH;
+        return requests.send(brokerId, RequestWriters.of(length, (buffer, offset) ->
+        {
+            final Codecs codecs = CODECS.get();
+            codecs.claimsRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).brokerId(brokerId);
+        }), timeout, (buffer) -> decodeClaims(buffer, "broker " + brokerId + ": backfill claims"));
+    }
+
+    /** Decodes a BackfillClaimResponse; an ErrorResponse becomes a BrokerErrorException. */
+    static ClaimAnswer decodeClaim(final DirectBuffer buffer, final String what)
+    {
+        final Codecs codecs = CODECS.get();
+        return ResponseFrames.decode(buffer, BackfillClaimResponseDecoder.TEMPLATE_ID, what, "claim answer",
+            (header, length) ->
+        {
+            final BackfillClaimResponseDecoder response = codecs.claimResponse.wrap(
+                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            checkLimit(MessageHeaderDecoder.ENCODED_LENGTH + BackfillClaimResponseDecoder.BLOCK_LENGTH, length, what);
+            final BackfillClaimOutcome outcome = response.outcome();
+            if (outcome == BackfillClaimOutcome.SBE_UNKNOWN || outcome == BackfillClaimOutcome.NULL_VAL)
+            {
+                throw new MalformedResponseException(what + ": unknown claim outcome " + response.outcomeRaw());
+            }
+            final long claimIndex = response.claimIndex();
+            final BackfillClaimPhase heldPhase = phase(response.heldPhase(), what);
+            final long heldClaimedAtMs = response.heldClaimedAtMs();
+            checkVarData(buffer, response.limit(), length, what);
+            final String heldBackfillId = response.heldBackfillId();
+            checkVarData(buffer, response.limit(), length, what);
+            final String reason = response.reason();
+            checkLimit(response.limit(), length, what);
+            return new ClaimAnswer(outcome, claimIndex, heldPhase, heldBackfillId, heldClaimedAtMs, reason);
+        });
+    }
+
+    /** Decodes a BackfillClaimsResponse; an ErrorResponse (NOT_LEADER naming the leader) a BrokerErrorException. */
+    static ControlBackfills decodeClaims(final DirectBuffer buffer, final String what)
+    {
+        final Codecs codecs = CODECS.get();
+        return ResponseFrames.decode(buffer, BackfillClaimsResponseDecoder.TEMPLATE_ID, what, "claims answer",
+            (header, length) ->
+        {
+            final BackfillClaimsResponseDecoder response = codecs.claimsResponse.wrap(
+                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            checkLimit(MessageHeaderDecoder.ENCODED_LENGTH + BackfillClaimsResponseDecoder.BLOCK_LENGTH, length, what);
+            final long nowMs = response.nowMs();
+            checkLimit(response.limit() + 4, length, what); // the claims' group header
+            final List<ControlBackfills.Claim> claims = new ArrayList<>();
+            for (final BackfillClaimsResponseDecoder.ClaimsDecoder claim : response.claims())
+            {
+                checkLimit(response.limit(), length, what);
+                final BackfillClaimPhase phase = phase(claim.phase(), what);
+                if (phase == BackfillClaimPhase.NONE)
+                {
+                    throw new MalformedResponseException(what + ": a held claim in phase NONE");
+                }
+                final long claimedAtMs = claim.claimedAtMs();
+                final long releasableAtMs = claim.releasableAtMs();
+                final long claimIndex = claim.claimIndex();
+                checkVarData(buffer, response.limit(), length, what);
+                final String exporterId = claim.exporterId();
+                checkVarData(buffer, response.limit(), length, what);
+                final String backfillId = claim.backfillId();
+                claims.add(new ControlBackfills.Claim(exporterId, backfillId, phase, claimedAtMs, releasableAtMs,
+                    claimIndex));
+            }
+            checkLimit(response.limit() + 4, length, what); // the empty backfills' group header
+            final List<ControlBackfills.Empty> empties = new ArrayList<>();
+            for (final BackfillClaimsResponseDecoder.EmptyBackfillsDecoder empty : response.emptyBackfills())
+            {
+                checkLimit(response.limit(), length, what);
+                final long createdAtMs = empty.createdAtMs();
+                checkVarData(buffer, response.limit(), length, what);
+                final String backfillId = empty.backfillId();
+                checkVarData(buffer, response.limit(), length, what);
+                final String exporterId = empty.exporterId();
+                empties.add(new ControlBackfills.Empty(backfillId, exporterId, createdAtMs));
+            }
+            checkLimit(response.limit(), length, what);
+            return new ControlBackfills(nowMs, claims, empties);
+        });
+    }
+
+    private static BackfillClaimPhase phase(final BackfillClaimPhase phase, final String what)
+    {
+        if (phase == BackfillClaimPhase.SBE_UNKNOWN || phase == BackfillClaimPhase.NULL_VAL)
+        {
+            throw new MalformedResponseException(what + ": unknown claim phase");
+        }
+        return phase;
     }
 
     /**
@@ -173,5 +302,9 @@ public final class SbeBackfillClient implements BackfillClient
         final BackfillStatusRequestEncoder statusRequest = new BackfillStatusRequestEncoder();
         final CancelBackfillRequestEncoder cancelRequest = new CancelBackfillRequestEncoder();
         final BackfillStatusResponseDecoder statusResponse = new BackfillStatusResponseDecoder();
+        final BackfillClaimRequestEncoder claimRequest = new BackfillClaimRequestEncoder();
+        final BackfillClaimResponseDecoder claimResponse = new BackfillClaimResponseDecoder();
+        final BackfillClaimsRequestEncoder claimsRequest = new BackfillClaimsRequestEncoder();
+        final BackfillClaimsResponseDecoder claimsResponse = new BackfillClaimsResponseDecoder();
     }
 }

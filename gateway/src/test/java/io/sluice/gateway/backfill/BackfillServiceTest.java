@@ -1,8 +1,12 @@
 package io.sluice.gateway.backfill;
 
+import io.sluice.broker.control.BackfillClaimChange;
+import io.sluice.broker.control.BackfillClaimTable;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.management.ManagementException;
 import io.sluice.protocol.backfill.BackfillRanges;
+import io.sluice.protocol.codecs.BackfillClaimAction;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
 import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.transport.RequestTimeoutException;
@@ -20,6 +24,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.CANCEL;
+import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.CLAIM;
+import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.CLAIMS;
 import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.START;
 import static io.sluice.gateway.backfill.FakeBackfillCluster.Kind.STATUS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,14 +75,169 @@ class BackfillServiceTest
         final CompletableFuture<List<BackfillTaskStatus>> held = new CompletableFuture<>();
         cluster.responder = call -> call.kind() == START ? held : cluster.answerAsLeader(call);
         final CompletableFuture<BackfillView> first = service.start("file", null);
+        final String firstId = cluster.claims.claim("file").backfillId();
 
-        assertRefused(service.start("file", null), HttpStatus.CONFLICT, "a reset of exporter 'file' is already in progress");
+        assertRefused(service.start("file", null), HttpStatus.CONFLICT, "exporter 'file' cannot be reset now: backfill " +
+            firstId + " holds the claim of exporter 'file' and is being started");
         assertThat(cluster.sent(START)).isEqualTo(6);
 
         held.complete(List.of());
         first.join();
+        assertThat(cluster.claims.claim("file").phase()).as("started before the answer").isEqualTo(BackfillClaimPhase.STARTED);
         cluster.responder = cluster::answerAsLeader;
         assertThat(service.start("file", null).join().tasks()).hasSize(6);
+    }
+
+    @Test
+    void twoGatewaysRacingToResetOneExporterGetExactlyOne202AndOne409NamingTheWinner()
+    {
+        // Two services over one cluster are two gateways: both read the claim and check the partitions before either
+        // takes the claim, so only the control group's compare-and-set tells them apart.
+        final BackfillService other = new BackfillService(cluster, cluster, 64, Duration.ofSeconds(2),
+            Clock.fixed(Instant.ofEpochMilli(15_000), ZoneOffset.UTC));
+        final CompletableFuture<Void> bothChecked = new CompletableFuture<>();
+        final java.util.concurrent.atomic.AtomicInteger claimsAsked = new java.util.concurrent.atomic.AtomicInteger();
+        cluster.controlResponder = call ->
+        {
+            if (call.kind() == CLAIM && call.claim().action() == BackfillClaimAction.CLAIM)
+            {
+                if (claimsAsked.incrementAndGet() == 2)
+                {
+                    bothChecked.complete(null);
+                }
+                return bothChecked.thenCompose(ignored -> cluster.answerAsControlGroup(call));
+            }
+            return cluster.answerAsControlGroup(call);
+        };
+
+        final CompletableFuture<BackfillView> one = service.start("file", null);
+        final CompletableFuture<BackfillView> two = other.start("file", null);
+        CompletableFuture.allOf(one, two).exceptionally(e -> null).join();
+
+        final List<CompletableFuture<BackfillView>> won = java.util.stream.Stream.of(one, two)
+            .filter(f -> !f.isCompletedExceptionally()).toList();
+        assertThat(won).hasSize(1);
+        final BackfillView winner = won.get(0).join();
+        assertThat(winner.tasks()).hasSize(6);
+        assertRefused(one == won.get(0) ? two : one, HttpStatus.CONFLICT,
+            "backfill " + winner.backfillId() + " took the claim of exporter 'file' while this reset was checked");
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START).extracting(FakeBackfillCluster.Call::backfillId)
+            .as("the loser registered nothing").containsOnly(winner.backfillId());
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START).extracting(FakeBackfillCluster.Call::claimIndex)
+            .as("every registration names the winner's claim").containsOnly(cluster.claims.claim("file").claimIndex());
+    }
+
+    @Test
+    void aClaimBeingStartedIsA409ForADryRunAndAResetAlikeAndNothingIsSent()
+    {
+        cluster.claims.apply(BackfillClaimChange.claim("file", "bf-elsewhere", null, false, 14_000, 1), 7);
+
+        assertRefused(service.plan("file", null), HttpStatus.CONFLICT,
+            "backfill bf-elsewhere holds its claim and is being started (claimed 1000 ms ago)");
+        assertRefused(service.start("file", null), HttpStatus.CONFLICT,
+            "backfill bf-elsewhere holds the claim of exporter 'file' and is being started");
+        assertThat(cluster.sent(START)).isZero();
+        assertThat(cluster.claims.claim("file").backfillId()).isEqualTo("bf-elsewhere");
+        assertThat(cluster.exported.get(1)).as("nothing moved").isEqualTo(100);
+    }
+
+    @Test
+    void aClaimLeftByAGatewayThatDiedBeforeRegisteringIsTakenOverOnlyAfterTheBound()
+    {
+        cluster.claims.apply(BackfillClaimChange.claim("file", "bf-dead", null, false, 15_000, 1), 7);
+        cluster.nowMs.set(15_000 + BackfillClaimTable.STARTING_TAKEOVER_MS - 1);
+        assertRefused(service.start("file", null), HttpStatus.CONFLICT, "bf-dead");
+        assertThat(service.plan("file", null)).isCompletedExceptionally();
+
+        cluster.nowMs.set(15_000 + BackfillClaimTable.STARTING_TAKEOVER_MS);
+        assertThat(service.plan("file", null).join().partitions()).hasSize(6);
+        final BackfillView view = service.start("file", null).join();
+
+        assertThat(view.tasks()).hasSize(6);
+        assertThat(cluster.claims.claim("file").backfillId()).isEqualTo(view.backfillId());
+    }
+
+    @Test
+    void aStartThatRegisteredNothingReleasesItsClaimAndTheNextStartTakesItFresh()
+    {
+        cluster.responder = call -> call.kind() == START ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.UNAVAILABLE, -1, "busy")) :
+            cluster.answerAsLeader(call);
+
+        assertThatThrownBy(() -> service.start("file", null).join()).cause()
+            .isInstanceOfSatisfying(BackfillStartException.class, e -> assertThat(e.registered().tasks()).isEmpty());
+        assertThat(cluster.claims.claim("file")).as("released").isNull();
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == CLAIM).extracting(c -> c.claim().action())
+            .containsExactly(BackfillClaimAction.CLAIM, BackfillClaimAction.RELEASE);
+
+        cluster.responder = cluster::answerAsLeader;
+        assertThat(service.start("file", null).join().tasks()).hasSize(6);
+    }
+
+    @Test
+    void aClaimWhoseAnswerIsLostIs503ReleasedAndRegistersNothing()
+    {
+        cluster.controlResponder = call -> call.kind() == CLAIM && call.claim().action() == BackfillClaimAction.CLAIM ?
+            cluster.answerAsControlGroup(call).thenCompose(taken ->
+                CompletableFuture.failedFuture(new RequestTimeoutException("deadline"))) :
+            cluster.answerAsControlGroup(call);
+
+        assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
+            "the control group did not answer the CLAIM");
+        assertThat(cluster.sent(START)).isZero();
+        assertThat(cluster.claims.claim("file")).as("the claim it may have taken is released").isNull();
+    }
+
+    @Test
+    void aControlGroupThatCannotBeReadIs503ForResetsAndNamedInListsAndNothingIsSent()
+    {
+        cluster.hold(FakeBackfillCluster.task(2, "with-tasks", 1, BackfillState.SUCCEEDED, 1, 10, 10));
+        cluster.controlResponder = call -> CompletableFuture.failedFuture(new RequestTimeoutException("deadline"));
+
+        assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
+            "the cluster control group could not be read (asked broker 0): no answer within 2000 ms; nothing was changed");
+        assertRefused(service.plan("file", null), HttpStatus.SERVICE_UNAVAILABLE, "control group could not be read");
+        final BackfillList list = service.list().join();
+        assertThat(list.backfills()).extracting(BackfillView::backfillId).containsExactly("with-tasks");
+        assertThat(list.controlGroupUnavailable()).contains("the cluster control group could not be read")
+            .contains("backfills with nothing to export are not listed");
+        assertThat(service.get("with-tasks").join().state()).as("the tasks alone answer").isEqualTo("SUCCEEDED");
+        assertRefused(service.get("nope"), HttpStatus.SERVICE_UNAVAILABLE, "the cluster control group could not be read");
+        assertThat(cluster.sent(START)).isZero();
+        assertThat(cluster.sent(CLAIM)).isZero();
+    }
+
+    @Test
+    void theControlGroupsLeaderIsAskedAndANotLeaderAnswerIsFollowedOnce()
+    {
+        cluster.controlLeader = 1;
+        cluster.controlResponder = call -> call.brokerId() == 1 && call.kind() == CLAIMS ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, 2, "not the control leader")) :
+            cluster.answerAsControlGroup(call);
+
+        assertThat(service.start("file", null).join().tasks()).hasSize(6);
+
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == CLAIMS).extracting(FakeBackfillCluster.Call::brokerId)
+            .containsExactly(1, 2);
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == CLAIM).extracting(FakeBackfillCluster.Call::brokerId)
+            .containsOnly(1);
+    }
+
+    @Test
+    void anEmptyBackfillStartedOnOneGatewayIsListedAndFoundOnAnother()
+    {
+        cluster.exported.putAll(cluster.last);
+        final BackfillService other = new BackfillService(cluster, cluster, 64, Duration.ofSeconds(2),
+            Clock.fixed(Instant.ofEpochMilli(99_000), ZoneOffset.UTC));
+
+        final BackfillView empty = service.start("file", null).join();
+
+        assertThat(empty.createdAtMs()).as("the control group's time, not a gateway's").isEqualTo(15_000);
+        assertThat(other.get(empty.backfillId()).join()).isEqualTo(empty);
+        assertThat(other.list().join().backfills()).containsExactly(empty);
+        assertThat(other.list().join().controlGroupUnavailable()).isNull();
+        assertThat(cluster.claims.emptyBackfills()).extracting(e -> e.backfillId()).containsExactly(empty.backfillId());
+        assertThat(other.cancel(empty.backfillId()).join()).as("nothing to cancel").isEqualTo(empty);
     }
 
     @Test

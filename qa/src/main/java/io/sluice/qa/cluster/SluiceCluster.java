@@ -31,12 +31,14 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * A Sluice cluster of separate JVMs on loopback: N brokers and one gateway, each started from
- * {@code sluice.jar} (system property {@code sluice.jar}) with its own log file.
+ * A Sluice cluster of separate JVMs on loopback: N brokers and one or more gateways (each on its own client and
+ * management ports, bound to loopback), each started from {@code sluice.jar} (system property {@code sluice.jar}) with
+ * its own log file. Gateway 0 is "the gateway" of {@link #gateway()} and {@link #client()}.
  * <p>
  * Layout of the run directory:
  * <pre>
  *   logs/broker-&lt;id&gt;.log, logs/gateway.log   stdout + stderr of each process, appended across restarts
+ *   logs/gateway-&lt;i&gt;.log                     the same of gateway i (from 1), when there are more
  *   data/                                    the shared sluice.data-dir (broker-&lt;id&gt;/, exports/file/)
  *   pids                                     every pid started, so a crashed run's children can be killed
  * </pre>
@@ -67,12 +69,10 @@ public final class SluiceCluster implements AutoCloseable
     private final List<InetSocketAddress> brokerAddresses;
     private final List<SluiceProcess> brokers;
     private final PartitionDistribution distribution;
-    private final SluiceProcess gateway;
-    private final int clientPort;
-    private final int managementPort;
+    private final List<SluiceProcess> gateways;
+    private final List<GatewayClient> clients;
     private final String token;
     private final Duration requestTimeout;
-    private final GatewayClient client;
     private final ExportFiles exports;
     private boolean closed;
 
@@ -95,8 +95,6 @@ public final class SluiceCluster implements AutoCloseable
         }
         this.brokerAddresses = List.copyOf(addresses);
         this.distribution = new PartitionDistribution(brokerAddresses, partitionCount, replicationFactor);
-        this.clientPort = PortAllocator.freePort();
-        this.managementPort = PortAllocator.freePort();
 
         final Map<String, String> common = new LinkedHashMap<>();
         common.put("sluice.cluster.brokers", brokerList());
@@ -118,26 +116,37 @@ public final class SluiceCluster implements AutoCloseable
         }
         this.brokers = List.copyOf(brokerProcesses);
 
-        final Map<String, String> gatewayProperties = new LinkedHashMap<>(common);
-        gatewayProperties.put("server.port", Integer.toString(clientPort));
-        gatewayProperties.put("management.server.port", Integer.toString(managementPort));
-        if (token != null)
-        {
-            gatewayProperties.put("sluice.management.token", token);
-        }
-        if (requestTimeout != null)
-        {
-            gatewayProperties.put("sluice.gateway.request-timeout", requestTimeout.toMillis() + "ms");
-        }
-        gatewayProperties.putAll(builder.gatewayProperties);
-        this.gateway = new SluiceProcess("gateway",
-            SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)),
-            runDirectory, runDirectory.resolve("logs").resolve("gateway.log"), pidFile);
-
         final String scheme = builder.httpsCa == null ? "http" : "https";
-        this.client = new GatewayClient(
-            URI.create(scheme + "://127.0.0.1:" + clientPort), URI.create(scheme + "://127.0.0.1:" + managementPort), token,
-            CALL_TIMEOUT, builder.httpsCa == null ? null : trusting(builder.httpsCa));
+        final List<SluiceProcess> gatewayProcesses = new ArrayList<>();
+        final List<GatewayClient> gatewayClients = new ArrayList<>();
+        for (int i = 0; i < builder.gateways; i++)
+        {
+            final int clientPort = PortAllocator.freePort();
+            final int managementPort = PortAllocator.freePort();
+            final Map<String, String> gatewayProperties = new LinkedHashMap<>(common);
+            gatewayProperties.put("server.port", Integer.toString(clientPort));
+            gatewayProperties.put("server.address", "127.0.0.1");
+            gatewayProperties.put("management.server.port", Integer.toString(managementPort));
+            gatewayProperties.put("management.server.address", "127.0.0.1");
+            if (token != null)
+            {
+                gatewayProperties.put("sluice.management.token", token);
+            }
+            if (requestTimeout != null)
+            {
+                gatewayProperties.put("sluice.gateway.request-timeout", requestTimeout.toMillis() + "ms");
+            }
+            gatewayProperties.putAll(builder.gatewayProperties);
+            final String name = i == 0 ? "gateway" : "gateway-" + i;
+            gatewayProcesses.add(new SluiceProcess(name,
+                SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)),
+                runDirectory, runDirectory.resolve("logs").resolve(name + ".log"), pidFile));
+            gatewayClients.add(new GatewayClient(
+                URI.create(scheme + "://127.0.0.1:" + clientPort), URI.create(scheme + "://127.0.0.1:" + managementPort),
+                token, CALL_TIMEOUT, builder.httpsCa == null ? null : trusting(builder.httpsCa)));
+        }
+        this.gateways = List.copyOf(gatewayProcesses);
+        this.clients = List.copyOf(gatewayClients);
         this.exports = new ExportFiles(dataDirectory.resolve("exports").resolve("file"));
     }
 
@@ -217,14 +226,17 @@ public final class SluiceCluster implements AutoCloseable
 
     // ---------------------------------------------------------------- lifecycle
 
-    /** Starts every broker, then the gateway; does not wait (see {@link #awaitReady()}). */
+    /** Starts every broker, then every gateway; does not wait (see {@link #awaitReady()}). */
     public SluiceCluster start()
     {
         for (int id = 0; id < brokers.size(); id++)
         {
             startBroker(id);
         }
-        startGateway();
+        for (int i = 0; i < gateways.size(); i++)
+        {
+            startGateway(i);
+        }
         return this;
     }
 
@@ -234,10 +246,18 @@ public final class SluiceCluster implements AutoCloseable
         log("started broker " + brokerId + " (pid " + broker(brokerId).pid() + ")");
     }
 
+    /** Starts gateway 0. */
     public void startGateway()
     {
+        startGateway(0);
+    }
+
+    public void startGateway(final int index)
+    {
+        final SluiceProcess gateway = gateway(index);
         gateway.start();
-        log("started gateway (pid " + gateway.pid() + "), client port " + clientPort + ", management port " + managementPort);
+        log("started " + gateway.name() + " (pid " + gateway.pid() + "), client API " + client(index).clientBase() +
+            ", management API " + client(index).managementBase());
     }
 
     /**
@@ -249,7 +269,7 @@ public final class SluiceCluster implements AutoCloseable
     {
         broker(brokerId).kill();
         log("SIGKILLed broker " + brokerId);
-        if (gateway.isAlive() && !gateway.isSuspended())
+        if (gateway().isAlive() && !gateway().isSuspended())
         {
             awaitGatewaySeesDown(brokerId);
         }
@@ -263,7 +283,7 @@ public final class SluiceCluster implements AutoCloseable
             final ExportingStatus status;
             try
             {
-                status = client.exporting();
+                status = client().exporting();
             }
             catch (final GatewayException ex)
             {
@@ -316,9 +336,16 @@ public final class SluiceCluster implements AutoCloseable
         log("deleted " + brokerDataDirectory(brokerId));
     }
 
+    /** SIGKILLs gateway 0. */
     public void killGateway()
     {
-        gateway.kill();
+        killGateway(0);
+    }
+
+    public void killGateway(final int index)
+    {
+        gateway(index).kill();
+        log("SIGKILLed " + gateway(index).name());
     }
 
     public boolean isBrokerRunning(final int brokerId)
@@ -326,7 +353,7 @@ public final class SluiceCluster implements AutoCloseable
         return broker(brokerId).isAlive() && !broker(brokerId).isSuspended();
     }
 
-    /** Waits until the gateway reports readiness UP; fails fast when a child died meanwhile. */
+    /** Waits until every running gateway reports readiness UP; fails fast when a child died meanwhile. */
     public void awaitReady()
     {
         awaitReady(STARTUP_TIMEOUT);
@@ -335,12 +362,22 @@ public final class SluiceCluster implements AutoCloseable
     public void awaitReady(final Duration timeout)
     {
         final long start = System.nanoTime();
-        Await.until("gateway readiness UP at " + client.managementBase() + "/actuator/health/readiness", timeout, () ->
+        for (int i = 0; i < gateways.size(); i++)
         {
-            requireStartedChildrenAlive();
-            return client.isReady();
-        });
-        log("gateway ready after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
+            if (i > 0 && !gateways.get(i).isAlive())
+            {
+                continue; // not started, or killed on purpose
+            }
+            final GatewayClient client = clients.get(i);
+            Await.until(gateways.get(i).name() + " readiness UP at " + client.managementBase() +
+                "/actuator/health/readiness", timeout, () ->
+            {
+                requireStartedChildrenAlive();
+                return client.isReady();
+            });
+        }
+        log((gateways.size() == 1 ? "gateway" : "gateways") + " ready after " +
+            Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
     }
 
     /** One line on the test's stdout (surefire keeps it per test class), prefixed with the run folder's name. */
@@ -362,7 +399,7 @@ public final class SluiceCluster implements AutoCloseable
         Await.until("every partition led by its preferred broker", FAILOVER_TIMEOUT, () ->
         {
             requireStartedChildrenAlive();
-            final tools.jackson.databind.JsonNode partitions = client.get("/actuator/partitions").json().path("partitions");
+            final tools.jackson.databind.JsonNode partitions = client().get("/actuator/partitions").json().path("partitions");
             if (partitions.isEmpty())
             {
                 return false;
@@ -391,7 +428,7 @@ public final class SluiceCluster implements AutoCloseable
         final ExportingStatus leaders = Await.value("a leader on a running broker for each of partitions 1.." + partitionCount, timeout, () ->
         {
             requireStartedChildrenAlive();
-            final ExportingStatus status = client.exporting();
+            final ExportingStatus status = client().exporting();
             for (int partitionId = 1; partitionId <= partitionCount; partitionId++)
             {
                 final Optional<Integer> leader = status.leaderOf(partitionId);
@@ -412,7 +449,7 @@ public final class SluiceCluster implements AutoCloseable
         Await.until("broker " + brokerId + " available through the gateway", STARTUP_TIMEOUT, () ->
         {
             requireStartedChildrenAlive();
-            final ExportingStatus status = client.exporting();
+            final ExportingStatus status = client().exporting();
             for (final PartitionReplica pair : pairsOf(brokerId))
             {
                 final Optional<PairState> state = status.pair(pair.brokerId(), pair.partitionId());
@@ -434,7 +471,10 @@ public final class SluiceCluster implements AutoCloseable
             return;
         }
         closed = true;
-        gateway.kill();
+        for (final SluiceProcess gateway : gateways)
+        {
+            gateway.kill();
+        }
         for (final SluiceProcess broker : brokers)
         {
             broker.kill();
@@ -478,9 +518,20 @@ public final class SluiceCluster implements AutoCloseable
 
     // ---------------------------------------------------------------- access
 
+    /** The client of gateway 0. */
     public GatewayClient client()
     {
-        return client;
+        return client(0);
+    }
+
+    public GatewayClient client(final int index)
+    {
+        return clients.get(checkGateway(index));
+    }
+
+    public int gatewayCount()
+    {
+        return gateways.size();
     }
 
     public ExportFiles exports()
@@ -496,7 +547,7 @@ public final class SluiceCluster implements AutoCloseable
     /** Shortcut for {@code client().management(method, path, body)}. */
     public HttpAnswer management(final String method, final String path, final String body)
     {
-        return client.management(method, path, body);
+        return client().management(method, path, body);
     }
 
     public InetSocketAddress brokerCommandAddress(final int brokerId)
@@ -527,9 +578,24 @@ public final class SluiceCluster implements AutoCloseable
         return brokers.get(brokerId);
     }
 
+    /** Gateway 0. */
     public SluiceProcess gateway()
     {
-        return gateway;
+        return gateway(0);
+    }
+
+    public SluiceProcess gateway(final int index)
+    {
+        return gateways.get(checkGateway(index));
+    }
+
+    private int checkGateway(final int index)
+    {
+        if (index < 0 || index >= gateways.size())
+        {
+            throw new IllegalArgumentException("no gateway " + index + " in a cluster of " + gateways.size());
+        }
+        return index;
     }
 
     public Path runDirectory()
@@ -562,7 +628,7 @@ public final class SluiceCluster implements AutoCloseable
     {
         final StringBuilder text = new StringBuilder("cluster in ").append(runDirectory).append(System.lineSeparator());
         final List<SluiceProcess> all = new ArrayList<>(brokers);
-        all.add(gateway);
+        all.addAll(gateways);
         for (final SluiceProcess process : all)
         {
             text.append("----- ").append(process.name())
@@ -578,7 +644,7 @@ public final class SluiceCluster implements AutoCloseable
     private void requireStartedChildrenAlive()
     {
         final List<SluiceProcess> all = new ArrayList<>(brokers);
-        all.add(gateway);
+        all.addAll(gateways);
         for (final SluiceProcess process : all)
         {
             final Optional<Integer> exitCode = process.exitCode();
@@ -628,6 +694,7 @@ public final class SluiceCluster implements AutoCloseable
         private int brokers = 3;
         private int partitions = 6;
         private int replicationFactor = 3;
+        private int gateways = 1;
         private String token;
         private Duration requestTimeout;
         private List<String> jvmOptions = configuredJvmOptions();
@@ -657,6 +724,13 @@ public final class SluiceCluster implements AutoCloseable
         public Builder replicationFactor(final int replicationFactor)
         {
             this.replicationFactor = replicationFactor;
+            return this;
+        }
+
+        /** Gateway processes (default 1), each on its own ports, all with the same settings. */
+        public Builder gateways(final int gateways)
+        {
+            this.gateways = gateways;
             return this;
         }
 
@@ -719,10 +793,10 @@ public final class SluiceCluster implements AutoCloseable
         /** Allocates ports and prepares the processes; nothing is started. */
         public SluiceCluster build()
         {
-            if (brokers < 1 || partitions < 1 || replicationFactor < 1)
+            if (brokers < 1 || partitions < 1 || replicationFactor < 1 || gateways < 1)
             {
-                throw new IllegalArgumentException("brokers, partitions and replication factor must be at least 1, were " +
-                    brokers + ", " + partitions + ", " + replicationFactor);
+                throw new IllegalArgumentException("brokers, partitions, replication factor and gateways must be at " +
+                    "least 1, were " + brokers + ", " + partitions + ", " + replicationFactor + ", " + gateways);
             }
             return new SluiceCluster(this);
         }
