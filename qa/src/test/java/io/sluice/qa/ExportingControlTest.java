@@ -35,7 +35,6 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import static io.sluice.qa.Exporting.STATE_TIMEOUT;
 import static io.sluice.qa.Exporting.awaitAcknowledged;
 import static io.sluice.qa.Exporting.awaitClusterState;
 import static io.sluice.qa.Exporting.until200;

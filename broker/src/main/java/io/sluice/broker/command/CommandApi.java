@@ -37,6 +37,7 @@ import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.message.ErrorResponseWriter;
 import io.sluice.protocol.message.SbeMessages;
+import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.RequestHandler;
 import io.sluice.protocol.transport.ResponseChannel;
 import org.agrona.DirectBuffer;
@@ -54,6 +55,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -281,40 +283,18 @@ public final class CommandApi implements RequestHandler
                 empty == BooleanType.TRUE.value()));
         if (changed != null)
         {
-            changed.whenComplete((answer, error) ->
-            {
-                if (error != null)
-                {
-                    respondError(response, 0, error);
-                }
-                else
-                {
-                    response.respond(ResponseWriters.backfillClaim(answer));
-                }
-            });
+            respondWhenDone(changed, response, 0, ResponseWriters::backfillClaim);
         }
     }
 
     private void onBackfillClaims(final BackfillClaimsRequestDecoder request, final ResponseChannel response)
     {
-        final int requestBroker = request.brokerId();
-        if (requestBroker != BackfillClaimsRequestDecoder.brokerIdNullValue() && requestBroker != brokerId)
+        if (namesAnotherBroker(request.brokerId(), BackfillClaimsRequestDecoder.brokerIdNullValue(), "backfill claims",
+            response))
         {
-            response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, 0, ErrorResponseWriter.NO_LEADER,
-                "backfill claims request for broker " + requestBroker + " reached broker " + brokerId));
             return;
         }
-        backfillClaims.read().whenComplete((view, error) ->
-        {
-            if (error != null)
-            {
-                respondError(response, 0, error);
-            }
-            else
-            {
-                response.respond(ResponseWriters.backfillClaims(view));
-            }
-        });
+        respondWhenDone(backfillClaims.read(), response, 0, ResponseWriters::backfillClaims);
     }
 
     private void onBackfillStatus(final BackfillStatusRequestDecoder request, final ResponseChannel response)
@@ -497,17 +477,8 @@ public final class CommandApi implements RequestHandler
             d.payloadView.wrap(0, 0);
         }
 
-        partition.append(batch).whenComplete((positions, error) ->
-        {
-            if (error != null)
-            {
-                respondError(response, partitionId, error);
-            }
-            else
-            {
-                response.respond(ResponseWriters.append(partitionId, positions.firstPosition(), positions.count()));
-            }
-        });
+        respondWhenDone(partition.append(batch), response, partitionId,
+            (positions) -> ResponseWriters.append(partitionId, positions.firstPosition(), positions.count()));
     }
 
     /** The batch's idempotency id, or null when the request carries none (window 0, or sent before version 2). */
@@ -589,17 +560,7 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
-        changed.whenComplete((ignored, error) ->
-        {
-            if (error != null)
-            {
-                respondError(response, partitionId, error);
-            }
-            else
-            {
-                response.respond(ResponseWriters.admin(brokerId, partition.status()));
-            }
-        });
+        respondWhenDone(changed, response, partitionId, (ignored) -> ResponseWriters.admin(brokerId, partition.status()));
     }
 
     /**
@@ -688,26 +649,13 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
-        rebalanced.whenComplete((outcome, error) ->
-        {
-            if (error != null)
-            {
-                respondError(response, partitionId, error);
-            }
-            else
-            {
-                response.respond(ResponseWriters.rebalance(outcome));
-            }
-        });
+        respondWhenDone(rebalanced, response, partitionId, ResponseWriters::rebalance);
     }
 
     private void onTopology(final TopologyRequestDecoder request, final ResponseChannel response)
     {
-        final int requestBroker = request.brokerId();
-        if (requestBroker != TopologyRequestDecoder.brokerIdNullValue() && requestBroker != brokerId)
+        if (namesAnotherBroker(request.brokerId(), TopologyRequestDecoder.brokerIdNullValue(), "topology", response))
         {
-            response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, 0, ErrorResponseWriter.NO_LEADER,
-                "topology request for broker " + requestBroker + " reached broker " + brokerId));
             return;
         }
         final List<PartitionStatus> statuses = new ArrayList<>(partitions.size());
@@ -754,6 +702,42 @@ public final class CommandApi implements RequestHandler
                 "partition " + partitionId + " on broker " + brokerId + ": broker is shutting down"));
             return null;
         }
+    }
+
+    /**
+     * Whether a request that may name a broker ({@code noBroker}: it names none, so it is for any) names another
+     * than this one; then it is answered NOT_MEMBER.
+     */
+    private boolean namesAnotherBroker(
+        final int requestBroker, final int noBroker, final String what, final ResponseChannel response)
+    {
+        if (requestBroker == noBroker || requestBroker == brokerId)
+        {
+            return false;
+        }
+        response.respond(ErrorResponseWriter.of(ErrorCode.NOT_MEMBER, 0, ErrorResponseWriter.NO_LEADER,
+            what + " request for broker " + requestBroker + " reached broker " + brokerId));
+        return true;
+    }
+
+    /** Answers with {@code writer}'s message once {@code result} completes, or with the error it failed with. */
+    private <T> void respondWhenDone(
+        final CompletableFuture<T> result,
+        final ResponseChannel response,
+        final int partitionId,
+        final Function<T, MessageWriter> writer)
+    {
+        result.whenComplete((value, error) ->
+        {
+            if (error != null)
+            {
+                respondError(response, partitionId, error);
+            }
+            else
+            {
+                response.respond(writer.apply(value));
+            }
+        });
     }
 
     private void respondError(final ResponseChannel response, final int partitionId, final Throwable error)

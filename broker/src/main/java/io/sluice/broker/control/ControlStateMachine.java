@@ -1,9 +1,7 @@
 package io.sluice.broker.control;
 
-import io.sluice.broker.partition.AppliedIndexWaiters;
+import io.sluice.broker.partition.ReplicatedStateAdapter;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -12,11 +10,8 @@ import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
 import org.apache.ratis.statemachine.StateMachineStorage;
-import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
-import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.slf4j.Logger;
@@ -25,7 +20,6 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The Ratis state machine of the cluster control group: a thin adapter over the replicated {@link ControlState}. It
@@ -36,7 +30,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>
  * Thread-safety: Ratis applies entries and takes snapshots on one thread; getters are safe from any thread.
  */
-public final class ControlStateMachine extends BaseStateMachine
+public final class ControlStateMachine extends ReplicatedStateAdapter
 {
     /** Told around a snapshot installed from the leader replacing the state (it may move by much). */
     public interface ReloadListener
@@ -62,7 +56,6 @@ public final class ControlStateMachine extends BaseStateMachine
     private final ControlState state;
     private final ReloadListener reloadListener;
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
-    private final AppliedIndexWaiters appliedWaiters = new AppliedIndexWaiters(this::lastAppliedIndex);
 
     public ControlStateMachine(final int brokerId, final ControlState state, final ReloadListener reloadListener)
     {
@@ -90,16 +83,13 @@ public final class ControlStateMachine extends BaseStateMachine
     {
         // A snapshot from the leader is about to replace the directory; Ratis reloads only a PAUSED machine.
         reloadListener.onReloading();
-        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSING);
-        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSED);
+        enterPaused();
     }
 
     @Override
     public void reinitialize() throws IOException
     {
-        getLifeCycle().transitionIfValid(LifeCycle.State.STARTING);
-        load();
-        getLifeCycle().transitionIfValid(LifeCycle.State.RUNNING);
+        reload(this::load);
         LOG.info("broker {}: control group state reloaded from installed snapshot {}", brokerId, storage.getLatestSnapshot());
         reloadListener.onReloaded();
     }
@@ -117,47 +107,17 @@ public final class ControlStateMachine extends BaseStateMachine
     }
 
     @Override
-    public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
+    protected byte[] apply(final long index, final ByteString data) throws IOException
     {
-        final LogEntryProto entry = trx.getLogEntry();
-        final long index = entry.getIndex();
-        try
-        {
-            final ByteString data = entry.getStateMachineLogEntry().getLogData();
-            final ByteBuffer view = data.asReadOnlyByteBuffer();
-            final byte[] reply = state.apply(index, new UnsafeBuffer(view, view.position(), view.remaining()));
-            // The proposer's answer (a claim's outcome); Ratis hands it back with the reply of the commit.
-            return CompletableFuture.completedFuture(reply == null ? Message.EMPTY : Message.valueOf(ByteString.copyFrom(reply)));
-        }
-        catch (final Exception e)
-        {
-            LOG.error("broker {}: failed to apply control entry {}", brokerId, index, e);
-            return CompletableFuture.failedFuture(e);
-        }
-        finally
-        {
-            updateLastAppliedTermIndex(entry.getTerm(), index);
-            appliedWaiters.applied(index);
-        }
+        final ByteBuffer view = data.asReadOnlyByteBuffer();
+        // The reply is the proposer's answer (a claim's outcome); Ratis hands it back with the commit's.
+        return state.apply(index, new UnsafeBuffer(view, view.position(), view.remaining()));
     }
 
     @Override
-    public void notifyTermIndexUpdated(final long term, final long index)
+    protected String replicaName()
     {
-        super.notifyTermIndexUpdated(term, index);
-        appliedWaiters.applied(index);
-    }
-
-    /** Completes once this replica has applied the entry at {@code index}. */
-    public CompletableFuture<Void> awaitApplied(final long index)
-    {
-        return appliedWaiters.await(index);
-    }
-
-    public long lastAppliedIndex()
-    {
-        final TermIndex applied = getLastAppliedTermIndex();
-        return applied == null ? RaftLog.INVALID_LOG_INDEX : applied.getIndex();
+        return "the control group on broker " + brokerId;
     }
 
     @Override

@@ -1,7 +1,6 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.BackfillEntry;
-import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.backfill.RecordLogBackfillSource;

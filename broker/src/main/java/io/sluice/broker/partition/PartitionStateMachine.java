@@ -1,8 +1,6 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.backfill.PartitionBackfills;
-import io.sluice.broker.log.RecordLog;
-import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
@@ -14,19 +12,15 @@ import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The Ratis state machine of one partition: a thin adapter over the replicated {@link PartitionState} and its
@@ -36,7 +30,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>
  * Thread-safety: Ratis applies entries and takes snapshots on one thread; getters are safe from any thread.
  */
-public final class PartitionStateMachine extends BaseStateMachine
+public final class PartitionStateMachine extends ReplicatedStateAdapter
 {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionStateMachine.class);
 
@@ -45,7 +39,6 @@ public final class PartitionStateMachine extends BaseStateMachine
     private final PartitionListener listener;
     private final PartitionState state;
     private final PartitionSnapshotStore snapshots = new PartitionSnapshotStore();
-    private final AppliedIndexWaiters appliedWaiters = new AppliedIndexWaiters(this::lastAppliedIndex);
 
     public PartitionStateMachine(
         final int brokerId,
@@ -86,9 +79,7 @@ public final class PartitionStateMachine extends BaseStateMachine
     @Override
     public void pause()
     {
-        // A snapshot from the leader is about to replace the directory; Ratis reloads only a PAUSED machine.
-        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSING);
-        getLifeCycle().transitionIfValid(LifeCycle.State.PAUSED);
+        enterPaused();
         state.closeLog();
     }
 
@@ -96,9 +87,7 @@ public final class PartitionStateMachine extends BaseStateMachine
     public void reinitialize() throws IOException
     {
         state.closeLog();
-        getLifeCycle().transitionIfValid(LifeCycle.State.STARTING);
-        load();
-        getLifeCycle().transitionIfValid(LifeCycle.State.RUNNING);
+        reload(this::load);
         LOG.info("partition {} on broker {}: reloaded from installed snapshot {} (last position {})",
             partitionId, brokerId, snapshots.latest(), state.lastPosition());
     }
@@ -124,49 +113,17 @@ public final class PartitionStateMachine extends BaseStateMachine
     // ---------------------------------------------------------------------------------------------- apply
 
     @Override
-    public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
+    protected byte[] apply(final long index, final ByteString data) throws IOException
     {
-        final LogEntryProto entry = trx.getLogEntry();
-        final long index = entry.getIndex();
-        try
-        {
-            // Views, not a copy: on the leader the entry it proposed, which may be a rope over the client batches
-            // (asReadOnlyByteBuffer would flatten it into one new array); the state copies what it keeps (records
-            // into the log) and holds no reference once this returns.
-            final List<ByteBuffer> data = entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBufferList();
-            final byte[] reply = state.apply(index, data);
-            return CompletableFuture.completedFuture(reply.length == 0 ?
-                Message.EMPTY : Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
-        }
-        catch (final Exception e)
-        {
-            LOG.error("partition {} on broker {}: failed to apply entry {}", partitionId, brokerId, index, e);
-            return CompletableFuture.failedFuture(e);
-        }
-        finally
-        {
-            updateLastAppliedTermIndex(entry.getTerm(), index);
-            appliedWaiters.applied(index);
-        }
+        // Views, not a copy: on the leader the entry it proposed, which may be a rope over the client batches
+        // (asReadOnlyByteBuffer would flatten it into one new array).
+        return state.apply(index, data.asReadOnlyByteBufferList());
     }
 
     @Override
-    public void notifyTermIndexUpdated(final long term, final long index)
+    protected String replicaName()
     {
-        super.notifyTermIndexUpdated(term, index);
-        appliedWaiters.applied(index);
-    }
-
-    /** Completes once this replica has applied the entry at {@code index}. */
-    public CompletableFuture<Void> awaitApplied(final long index)
-    {
-        return appliedWaiters.await(index);
-    }
-
-    public long lastAppliedIndex()
-    {
-        final TermIndex applied = getLastAppliedTermIndex();
-        return applied == null ? RaftLog.INVALID_LOG_INDEX : applied.getIndex();
+        return "partition " + partitionId + " on broker " + brokerId;
     }
 
     // ------------------------------------------------------------------------------------------- snapshots

@@ -2,7 +2,6 @@ package io.sluice.broker.exporter;
 
 import io.sluice.exporter.spi.CommittedRecord;
 import io.sluice.exporter.spi.ExporterContext;
-import io.sluice.exporter.spi.ExporterController;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;

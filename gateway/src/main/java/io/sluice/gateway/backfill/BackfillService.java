@@ -2,7 +2,6 @@ package io.sluice.gateway.backfill;
 
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerFailure;
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.management.ManagementException;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.backfill.BackfillRanges;

@@ -1,7 +1,6 @@
 package io.sluice.gateway.broker;
 
 import io.sluice.protocol.codecs.AdminRequestEncoder;
-import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;

@@ -2,7 +2,6 @@ package io.sluice.gateway.broker;
 
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
-import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.transport.RequestTimeoutException;

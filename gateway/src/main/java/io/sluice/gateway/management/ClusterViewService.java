@@ -1,6 +1,5 @@
 package io.sluice.gateway.management;
 
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.gateway.topology.PolledClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;

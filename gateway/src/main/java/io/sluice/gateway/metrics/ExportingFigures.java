@@ -1,6 +1,5 @@
 package io.sluice.gateway.metrics;
 
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;

@@ -1,6 +1,5 @@
 package io.sluice.gateway.topology;
 
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;

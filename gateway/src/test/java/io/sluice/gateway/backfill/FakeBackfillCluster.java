@@ -5,7 +5,6 @@ import io.sluice.broker.control.BackfillClaimChange;
 import io.sluice.broker.control.BackfillClaimReply;
 import io.sluice.broker.control.BackfillClaimTable;
 import io.sluice.gateway.broker.BrokerErrorException;
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.PartitionDistribution;

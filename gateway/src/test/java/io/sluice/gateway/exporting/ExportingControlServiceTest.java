@@ -2,7 +2,6 @@ package io.sluice.gateway.exporting;
 
 import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerErrorException;
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestKind;
@@ -21,7 +20,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,7 +1,6 @@
 package io.sluice.gateway.exporting;
 
 import io.sluice.gateway.broker.BrokerErrorException;
-import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestKind;

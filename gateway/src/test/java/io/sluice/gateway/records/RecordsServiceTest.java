@@ -13,7 +13,6 @@ import io.sluice.gateway.config.GatewayProperties;
 import io.sluice.gateway.config.RecordsProperties;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
-import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ErrorCode;
 import org.junit.jupiter.api.Test;
 

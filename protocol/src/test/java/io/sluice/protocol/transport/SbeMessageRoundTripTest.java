@@ -1,6 +1,17 @@
 package io.sluice.protocol.transport;
 
 import io.sluice.protocol.codecs.ExportingState;
+import io.sluice.protocol.codecs.BackfillClaimAction;
+import io.sluice.protocol.codecs.BackfillClaimOutcome;
+import io.sluice.protocol.codecs.BackfillClaimPhase;
+import io.sluice.protocol.codecs.BackfillClaimRequestDecoder;
+import io.sluice.protocol.codecs.BackfillClaimRequestEncoder;
+import io.sluice.protocol.codecs.BackfillClaimResponseDecoder;
+import io.sluice.protocol.codecs.BackfillClaimResponseEncoder;
+import io.sluice.protocol.codecs.BackfillClaimsRequestDecoder;
+import io.sluice.protocol.codecs.BackfillClaimsRequestEncoder;
+import io.sluice.protocol.codecs.BackfillClaimsResponseDecoder;
+import io.sluice.protocol.codecs.BackfillClaimsResponseEncoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportersStatusRequestDecoder;
 import io.sluice.protocol.codecs.ExportersStatusRequestEncoder;
@@ -90,6 +101,10 @@ class SbeMessageRoundTripTest
             case RebalanceResponseDecoder.TEMPLATE_ID -> new RebalanceResponseDecoder();
             case ExportersStatusRequestDecoder.TEMPLATE_ID -> new ExportersStatusRequestDecoder();
             case ExportersStatusResponseDecoder.TEMPLATE_ID -> new ExportersStatusResponseDecoder();
+            case BackfillClaimRequestDecoder.TEMPLATE_ID -> new BackfillClaimRequestDecoder();
+            case BackfillClaimResponseDecoder.TEMPLATE_ID -> new BackfillClaimResponseDecoder();
+            case BackfillClaimsRequestDecoder.TEMPLATE_ID -> new BackfillClaimsRequestDecoder();
+            case BackfillClaimsResponseDecoder.TEMPLATE_ID -> new BackfillClaimsResponseDecoder();
             default -> null;
         };
         final MessageDecoderFlyweight decoder = templateId < 0 ? null : decoders.apply(templateId);
@@ -377,6 +392,71 @@ class SbeMessageRoundTripTest
     }
 
     @Test
+    void backfillClaimRequestAndResponse() throws Exception
+    {
+        final BackfillClaimRequestEncoder request = new BackfillClaimRequestEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder)
+            .action(BackfillClaimAction.CLAIM).expectedPhase(BackfillClaimPhase.STARTED).empty(BooleanType.FALSE)
+            .exporterId("search").backfillId("bf-2").expectedBackfillId("bf-1");
+        final BackfillClaimRequestDecoder requestDecoder = new BackfillClaimRequestDecoder().wrapAndApplyHeader(
+            roundTrip(BackfillClaimRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.action()).isEqualTo(BackfillClaimAction.CLAIM);
+        assertThat(requestDecoder.expectedPhase()).isEqualTo(BackfillClaimPhase.STARTED);
+        assertThat(requestDecoder.empty()).isEqualTo(BooleanType.FALSE);
+        assertThat(requestDecoder.exporterId()).isEqualTo("search");
+        assertThat(requestDecoder.backfillId()).isEqualTo("bf-2");
+        assertThat(requestDecoder.expectedBackfillId()).isEqualTo("bf-1");
+
+        final BackfillClaimResponseEncoder response = new BackfillClaimResponseEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder)
+            .outcome(BackfillClaimOutcome.CONFLICT).claimIndex(41L).heldPhase(BackfillClaimPhase.STARTING)
+            .heldClaimedAtMs(1_764_420_000_000L).heldBackfillId("bf-3").reason("backfill bf-3 holds the claim");
+        final BackfillClaimResponseDecoder decoder = new BackfillClaimResponseDecoder().wrapAndApplyHeader(
+            roundTrip(BackfillClaimResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.outcome()).isEqualTo(BackfillClaimOutcome.CONFLICT);
+        assertThat(decoder.claimIndex()).isEqualTo(41L);
+        assertThat(decoder.heldPhase()).isEqualTo(BackfillClaimPhase.STARTING);
+        assertThat(decoder.heldClaimedAtMs()).isEqualTo(1_764_420_000_000L);
+        assertThat(decoder.heldBackfillId()).isEqualTo("bf-3");
+        assertThat(decoder.reason()).isEqualTo("backfill bf-3 holds the claim");
+    }
+
+    @Test
+    void backfillClaimsRequestAndResponseWithBothGroups() throws Exception
+    {
+        final BackfillClaimsRequestEncoder request = new BackfillClaimsRequestEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).brokerId(BackfillClaimsRequestEncoder.brokerIdNullValue());
+        final BackfillClaimsRequestDecoder requestDecoder = new BackfillClaimsRequestDecoder().wrapAndApplyHeader(
+            roundTrip(BackfillClaimsRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.brokerId()).isEqualTo(BackfillClaimsRequestDecoder.brokerIdNullValue());
+
+        final BackfillClaimsResponseEncoder response = new BackfillClaimsResponseEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).nowMs(5_000L).appliedIndex(77L);
+        response.claimsCount(1).next().phase(BackfillClaimPhase.STARTING).claimedAtMs(4_000L).releasableAtMs(64_000L)
+            .claimIndex(70L).exporterId("file").backfillId("bf-9");
+        response.emptyBackfillsCount(1).next().createdAtMs(3_000L).backfillId("bf-8").exporterId("search");
+        final BackfillClaimsResponseDecoder decoder = new BackfillClaimsResponseDecoder().wrapAndApplyHeader(
+            roundTrip(BackfillClaimsResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.nowMs()).isEqualTo(5_000L);
+        assertThat(decoder.appliedIndex()).isEqualTo(77L);
+        final BackfillClaimsResponseDecoder.ClaimsDecoder claims = decoder.claims();
+        assertThat(claims.count()).isEqualTo(1);
+        claims.next();
+        assertThat(claims.phase()).isEqualTo(BackfillClaimPhase.STARTING);
+        assertThat(claims.claimedAtMs()).isEqualTo(4_000L);
+        assertThat(claims.releasableAtMs()).isEqualTo(64_000L);
+        assertThat(claims.claimIndex()).isEqualTo(70L);
+        assertThat(claims.exporterId()).isEqualTo("file");
+        assertThat(claims.backfillId()).isEqualTo("bf-9");
+        final BackfillClaimsResponseDecoder.EmptyBackfillsDecoder empty = decoder.emptyBackfills();
+        assertThat(empty.count()).isEqualTo(1);
+        empty.next();
+        assertThat(empty.createdAtMs()).isEqualTo(3_000L);
+        assertThat(empty.backfillId()).isEqualTo("bf-8");
+        assertThat(empty.exporterId()).isEqualTo("search");
+    }
+
+    @Test
     void garbageGetsMalformedRequestAnswer() throws Exception
     {
         final byte[] garbage = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
@@ -411,7 +491,9 @@ class SbeMessageRoundTripTest
             BackfillStatusRequestDecoder.TEMPLATE_ID, CancelBackfillRequestDecoder.TEMPLATE_ID,
             BackfillStatusResponseDecoder.TEMPLATE_ID,
             RebalanceRequestDecoder.TEMPLATE_ID, RebalanceResponseDecoder.TEMPLATE_ID,
-            ExportersStatusRequestDecoder.TEMPLATE_ID, ExportersStatusResponseDecoder.TEMPLATE_ID));
+            ExportersStatusRequestDecoder.TEMPLATE_ID, ExportersStatusResponseDecoder.TEMPLATE_ID,
+            BackfillClaimRequestDecoder.TEMPLATE_ID, BackfillClaimResponseDecoder.TEMPLATE_ID,
+            BackfillClaimsRequestDecoder.TEMPLATE_ID, BackfillClaimsResponseDecoder.TEMPLATE_ID));
         assertThat(schemaIds).as("template ids in the schema vs. the ones round-tripped here")
             .containsExactlyInAnyOrderElementsOf(expected);
     }
