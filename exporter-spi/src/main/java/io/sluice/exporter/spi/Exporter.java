@@ -42,7 +42,7 @@ public interface Exporter
     void export(CommittedRecord record) throws Exception;
 
     /**
-     * Called when the director has handed over every record available for now, and again about every 25 ms
+     * Called when the director has handed over every record available for now, and again about every 100 ms
      * while exporting is not paused: send what is due (for example a bulk that is full or whose oldest record has
      * waited its maximum delay) and acknowledge what the sink confirmed. The default does nothing, for exporters
      * that write each record in {@link #export}.
