@@ -1,6 +1,7 @@
 package io.sluice.broker.control;
 
 import io.sluice.broker.partition.ExportingStates;
+import io.sluice.broker.partition.GroupClient;
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ExportingState;
@@ -81,8 +82,6 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     private final ControlStateMachine stateMachine;
     private final Listener listener;
     private final ScheduledExecutorService scheduler;
-    private final RaftProperties clientProperties;
-    private final Parameters clientParameters;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     /** Bumped when the replica must catch up again (a snapshot was installed): a barrier of an older round is stale. */
@@ -90,7 +89,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     private volatile boolean caughtUp;
     private volatile boolean closed;
     private volatile RaftServer server;
-    private RaftClient raftClient;
+    private final GroupClient client;
     private long catchUpStartedNanos;
     private int catchUpAttempts;
 
@@ -108,8 +107,10 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         this.selfId = Partition.peerId(brokerId);
         this.listener = listener;
         this.scheduler = scheduler;
-        this.clientProperties = clientProperties;
-        this.clientParameters = clientParameters;
+        // Bounded: a caller gives up at its own deadline, and a request must not retry behind it for ever.
+        this.client = new GroupClient("broker " + brokerId + ", the control group", group, clientProperties,
+            clientParameters, RetryPolicies.retryUpToMaximumCountWithFixedSleep(50, TimeDuration.valueOf(100,
+            TimeUnit.MILLISECONDS)), this::knownLeader);
         this.state = new ControlState(brokerId, distribution.partitionCount(), listener);
         this.stateMachine = new ControlStateMachine(brokerId, state, new ControlStateMachine.ReloadListener()
         {
@@ -301,27 +302,16 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
             .build());
     }
 
-    private synchronized RaftClient client()
+    private RaftClient client()
     {
-        if (closed)
-        {
-            throw new ControlGroupException("broker " + brokerId + ": closed");
-        }
-        if (raftClient == null)
-        {
-            final RaftServer.Division division = division();
-            raftClient = RaftClient.newBuilder()
-                .setProperties(clientProperties)
-                .setParameters(clientParameters == null ? new Parameters() : clientParameters)
-                .setRaftGroup(group)
-                .setClientId(ClientId.randomId())
-                .setLeaderId(division == null ? null : division.getInfo().getLeaderId())
-                // Bounded: a caller gives up at its own deadline, and a request must not retry behind it for ever.
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                    50, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-                .build();
-        }
-        return raftClient;
+        return client.get(() -> new ControlGroupException("broker " + brokerId + ": closed"));
+    }
+
+    /** The leader this replica knows, for a client made now; null when it knows none. */
+    private RaftPeerId knownLeader()
+    {
+        final RaftServer.Division division = division();
+        return division == null ? null : division.getInfo().getLeaderId();
     }
 
     /**
@@ -451,22 +441,6 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     public void close()
     {
         closed = true;
-        final RaftClient client;
-        synchronized (this)
-        {
-            client = raftClient;
-            raftClient = null;
-        }
-        if (client != null)
-        {
-            try
-            {
-                client.close();
-            }
-            catch (final IOException e)
-            {
-                LOG.warn("broker {}: failed to close the control group's Raft client", brokerId, e);
-            }
-        }
+        client.close();
     }
 }

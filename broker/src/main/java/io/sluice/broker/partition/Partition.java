@@ -72,8 +72,6 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final ExportingView exporting;
     private final ExporterDirector director;
     private final PartitionBackfills backfills;
-    private final RaftProperties clientProperties;
-    private final Parameters clientParameters;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final AppendBatcher batcher;
@@ -81,7 +79,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     private final LeadershipTransfer transfers;
     private volatile RaftServer server;
     private volatile RaftServer.Division cachedDivision;
-    private RaftClient raftClient;
+    private final GroupClient client;
     private volatile boolean closed;
     /** Set once the broker stops: exporters stay stopped and nothing takes the leadership back here. */
     private volatile boolean stopping;
@@ -109,9 +107,10 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.preferredBrokerId = preferredBrokerId;
         this.group = group;
         this.selfId = peerId(brokerId);
-        this.clientProperties = clientProperties;
         this.batcher = new AppendBatcher(partitionId, this::appendEntry, System::currentTimeMillis);
-        this.clientParameters = clientParameters;
+        this.client = new GroupClient("partition " + partitionId + " on broker " + brokerId, group, clientProperties,
+            clientParameters, RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)),
+            this::knownLeader);
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.state = stateMachine.state();
         this.exporting = new ExportingView(partitionId, exportingStates, state.exportGate());
@@ -571,26 +570,16 @@ public final class Partition implements PartitionListener, AutoCloseable
             callIds.incrementAndGet(), target, timeoutMs));
     }
 
-    private synchronized RaftClient client()
+    private RaftClient client()
     {
-        if (closed)
-        {
-            throw unavailable("closed");
-        }
-        if (raftClient == null)
-        {
-            final RaftServer.Division division = division();
-            final RaftPeerId leader = division == null ? null : division.getInfo().getLeaderId();
-            raftClient = RaftClient.newBuilder()
-                .setProperties(clientProperties)
-                .setParameters(clientParameters == null ? new Parameters() : clientParameters)
-                .setRaftGroup(group)
-                .setClientId(ClientId.randomId())
-                .setLeaderId(leader)
-                .setRetryPolicy(RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-                .build();
-        }
-        return raftClient;
+        return client.get(() -> unavailable("closed"));
+    }
+
+    /** The leader this replica knows, for a client made now; null when it knows none. */
+    private RaftPeerId knownLeader()
+    {
+        final RaftServer.Division division = division();
+        return division == null ? null : division.getInfo().getLeaderId();
     }
 
     PartitionException toPartitionException(final RaftClientReply reply)
@@ -659,22 +648,6 @@ public final class Partition implements PartitionListener, AutoCloseable
         closed = true;
         director.stop();
         backfills.close();
-        final RaftClient client;
-        synchronized (this)
-        {
-            client = raftClient;
-            raftClient = null;
-        }
-        if (client != null)
-        {
-            try
-            {
-                client.close();
-            }
-            catch (final Exception e)
-            {
-                LOG.warn("partition {} on broker {}: failed to close the Raft client", partitionId, brokerId, e);
-            }
-        }
+        client.close();
     }
 }
