@@ -12,13 +12,14 @@ import java.nio.file.Path;
  * The version of a broker's data directory, in its {@value #FILE} file. A directory of another version is refused
  * before anything reads it: version 2 moved the exporting state out of the partitions' logs into the cluster control
  * group (issue 15), version 3 replaced the append entries and the record log's frames so that records are copied
- * once (issue 11), and this broker cannot read what an earlier one wrote. A directory without Raft data is new and
- * gets the current version.
+ * once (issue 11), version 4 wrote a snapshot's remembered append ids as an SBE message instead of a layout of its
+ * own (and lifted their 16 MiB bound), and this broker cannot read what an earlier one wrote. A directory without
+ * Raft data is new and gets the current version.
  */
 final class DataLayout
 {
     static final String FILE = "LAYOUT";
-    static final int CURRENT = 3;
+    static final int CURRENT = 4;
     private static final String PREFIX = "sluice data layout ";
 
     private DataLayout()

@@ -45,14 +45,19 @@ class DataLayoutTest
     void anotherLayoutVersionOrAnUnreadableFileIsRefused() throws IOException
     {
         final Path broker = Files.createDirectories(dir.resolve("broker-2"));
-        Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 4\n");
+        Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 5\n");
         assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)
-            .hasMessageContaining("layout version 4, and this broker reads version " + DataLayout.CURRENT);
+            .hasMessageContaining("layout version 5, and this broker reads version " + DataLayout.CURRENT);
 
         // Version 2: the control group's, with the append entries and record frames from before issue 11.
         Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 2\n");
         assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)
-            .hasMessageContaining("layout version 2, and this broker reads version 3");
+            .hasMessageContaining("layout version 2, and this broker reads version 4");
+
+        // Version 3: snapshots whose remembered append ids were in a layout of their own.
+        Files.writeString(broker.resolve(DataLayout.FILE), "sluice data layout 3\n");
+        assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)
+            .hasMessageContaining("layout version 3, and this broker reads version 4");
 
         Files.writeString(broker.resolve(DataLayout.FILE), "something else");
         assertThatThrownBy(() -> DataLayout.check(broker)).isInstanceOf(InvalidClusterConfigException.class)

@@ -1,10 +1,16 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.log.codecs.IdempotencyScope;
+import io.sluice.broker.log.codecs.IdempotencySnapshotDecoder;
+import io.sluice.broker.log.codecs.IdempotencySnapshotDecoder.ScopesDecoder;
+import io.sluice.broker.log.codecs.IdempotencySnapshotDecoder.ScopesDecoder.IdsDecoder;
+import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder;
+import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder.ScopesEncoder;
+import io.sluice.broker.log.codecs.MessageHeaderDecoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-
-import java.nio.ByteOrder;
+import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * The append ids a partition remembers (issue 14), in its replicated state: clients' {@code Idempotency-Key}s and
@@ -15,8 +21,8 @@ import java.nio.ByteOrder;
  * It only moves forward (a new leader with a slower clock cannot bring an expired id back) and is the same on
  * every replica, so expiry never depends on a replica's own wall clock.
  * <p>
- * Snapshot layout (little-endian): int64 clock, the client table, the gateway table ({@link IdempotencyTable}).
- * Not thread-safe: the state machine's apply thread only.
+ * In a snapshot: an {@code IdempotencySnapshot} message with its header (broker-log-codecs.xml), the clock and one
+ * scope a table. Not thread-safe: the state machine's apply thread only.
  */
 public final class AppendIdempotency
 {
@@ -89,29 +95,73 @@ public final class AppendIdempotency
         gatewayIds.clear();
     }
 
+    /** Bytes {@link #write} takes. */
     public int snapshotLength()
     {
-        return Long.BYTES + clientKeys.snapshotLength() + gatewayIds.snapshotLength();
+        return MessageHeaderEncoder.ENCODED_LENGTH + IdempotencySnapshotEncoder.BLOCK_LENGTH + ScopesEncoder.sbeHeaderSize() +
+            clientKeys.snapshotLength() + gatewayIds.snapshotLength();
     }
 
+    /** Writes the {@code IdempotencySnapshot} message, with its header, at {@code offset}; returns its length. */
     public int write(final MutableDirectBuffer buffer, final int offset)
     {
-        buffer.putLong(offset, clockMs, ByteOrder.LITTLE_ENDIAN);
-        int cursor = offset + Long.BYTES;
-        cursor += clientKeys.write(buffer, cursor);
-        cursor += gatewayIds.write(buffer, cursor);
-        return cursor - offset;
+        final IdempotencySnapshotEncoder encoder = new IdempotencySnapshotEncoder()
+            .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+            .clockMs(clockMs);
+        final ScopesEncoder scopes = encoder.scopesCount(2);
+        clientKeys.write(scopes.next().scope(IdempotencyScope.CLIENT));
+        gatewayIds.write(scopes.next().scope(IdempotencyScope.GATEWAY));
+        return MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
     }
 
+    /**
+     * Replaces the content with a snapshot written by {@link #write}.
+     *
+     * @throws IllegalArgumentException when the bytes are not such a message, or are cut short.
+     */
     public void read(final DirectBuffer buffer, final int offset, final int length)
     {
-        if (length < Long.BYTES)
+        clear();
+        if (length < MessageHeaderDecoder.ENCODED_LENGTH)
         {
-            throw new IllegalArgumentException("idempotency snapshot of " + length + " bytes has no clock");
+            throw new IllegalArgumentException("idempotency snapshot of " + length + " bytes has no message header");
         }
-        clockMs = buffer.getLong(offset, ByteOrder.LITTLE_ENDIAN);
-        int cursor = offset + Long.BYTES;
-        cursor += clientKeys.read(buffer, cursor, offset + length - cursor);
-        gatewayIds.read(buffer, cursor, offset + length - cursor);
+        // A view of exactly the given bytes: a count or length that lies reads past it and fails, not beyond.
+        final UnsafeBuffer bytes = new UnsafeBuffer(buffer, offset, length);
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(bytes, 0);
+        if (header.schemaId() != IdempotencySnapshotDecoder.SCHEMA_ID ||
+            header.templateId() != IdempotencySnapshotDecoder.TEMPLATE_ID ||
+            header.blockLength() < IdempotencySnapshotDecoder.BLOCK_LENGTH)
+        {
+            throw new IllegalArgumentException("not an idempotency snapshot: schema " + header.schemaId() + ", template " +
+                header.templateId() + ", block " + header.blockLength());
+        }
+        try
+        {
+            final IdempotencySnapshotDecoder decoder = new IdempotencySnapshotDecoder()
+                .wrap(bytes, header.encodedLength(), header.blockLength(), header.version());
+            final long clock = decoder.clockMs();
+            for (final ScopesDecoder scope : decoder.scopes())
+            {
+                final IdempotencyTable table = table(scope.scope());
+                if (table == null)
+                {
+                    throw new IllegalArgumentException("idempotency snapshot holds ids of scope " + scope.scope());
+                }
+                final IdsDecoder ids = scope.ids();
+                if ((long)ids.count() * IdsDecoder.sbeBlockLength() > length)
+                {
+                    throw new IllegalArgumentException("idempotency snapshot claims " + ids.count() + " ids in " +
+                        length + " bytes");
+                }
+                table.read(ids);
+            }
+            clockMs = clock;
+        }
+        catch (final IndexOutOfBoundsException e)
+        {
+            clear();
+            throw new IllegalArgumentException("idempotency snapshot truncated: " + length + " bytes", e);
+        }
     }
 }

@@ -1,10 +1,9 @@
 package io.sluice.broker.partition;
 
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
+import io.sluice.broker.log.codecs.IdempotencySnapshotDecoder.ScopesDecoder.IdsDecoder;
+import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder.ScopesEncoder;
+import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder.ScopesEncoder.IdsEncoder;
 import org.agrona.collections.Long2LongHashMap;
-
-import java.nio.ByteOrder;
 
 /**
  * Remembered append ids of one scope, oldest first: a 128-bit id (the hash of an idempotency key and a
@@ -17,8 +16,8 @@ import java.nio.ByteOrder;
  * bound) plus one primitive hash index from the id's high half to its sequence number, about
  * {@value #RING_BYTES_PER_ENTRY} + 2 × 16 / 0.65 bytes per id at the bound; see {@link #allocatedBytes()}.
  * <p>
- * Snapshot layout (little-endian): int32 count, then per id oldest first
- * {@code int64 idHigh, int64 idLow, int64 bodyDigest, int64 firstPosition, int32 count, int64 expiresAtMs}.
+ * In a snapshot a table is one scope of an {@code IdempotencySnapshot} message (broker-log-codecs.xml), its ids oldest
+ * first; {@link AppendIdempotency} writes and reads the message around it.
  * <p>
  * Not thread-safe: used only on the state machine's apply thread (and by snapshots, on the same thread).
  */
@@ -26,7 +25,6 @@ final class IdempotencyTable
 {
     /** Bytes of ring storage per id: five longs and one int. */
     static final int RING_BYTES_PER_ENTRY = 5 * Long.BYTES + Integer.BYTES;
-    static final int SNAPSHOT_BYTES_PER_ENTRY = RING_BYTES_PER_ENTRY;
     private static final int INITIAL_CAPACITY = 64;
     private static final long MISSING = -1;
 
@@ -139,57 +137,38 @@ final class IdempotencyTable
         evictedBeforeExpiry = 0;
     }
 
+    /** Bytes this table takes in a snapshot: its scope's block, the ids' group header and one block an id. */
     int snapshotLength()
     {
-        return Integer.BYTES + size() * SNAPSHOT_BYTES_PER_ENTRY;
+        return ScopesEncoder.sbeBlockLength() + IdsEncoder.sbeHeaderSize() + size() * IdsEncoder.sbeBlockLength();
     }
 
-    /** Writes the snapshot layout at {@code offset}; returns its length. */
-    int write(final MutableDirectBuffer buffer, final int offset)
+    /** Writes every id, oldest first, into the ids of {@code scope} (whose scope field the caller set). */
+    void write(final ScopesEncoder scope)
     {
-        int cursor = offset;
-        buffer.putInt(cursor, size(), ByteOrder.LITTLE_ENDIAN);
-        cursor += Integer.BYTES;
+        final IdsEncoder ids = scope.idsCount(size());
         for (long seq = head; seq < tail; seq++)
         {
             final int slot = slot(seq);
-            buffer.putLong(cursor, idHigh[slot], ByteOrder.LITTLE_ENDIAN);
-            buffer.putLong(cursor + 8, idLow[slot], ByteOrder.LITTLE_ENDIAN);
-            buffer.putLong(cursor + 16, digest[slot], ByteOrder.LITTLE_ENDIAN);
-            buffer.putLong(cursor + 24, firstPosition[slot], ByteOrder.LITTLE_ENDIAN);
-            buffer.putInt(cursor + 32, count[slot], ByteOrder.LITTLE_ENDIAN);
-            buffer.putLong(cursor + 36, expiresAtMs[slot], ByteOrder.LITTLE_ENDIAN);
-            cursor += SNAPSHOT_BYTES_PER_ENTRY;
+            ids.next()
+                .idHigh(idHigh[slot])
+                .idLow(idLow[slot])
+                .bodyDigest(digest[slot])
+                .firstPosition(firstPosition[slot])
+                .recordCount(count[slot])
+                .expiresAtMs(expiresAtMs[slot]);
         }
-        return cursor - offset;
     }
 
-    /** Replaces the content with a snapshot written by {@link #write}; returns the bytes read. */
-    int read(final DirectBuffer buffer, final int offset, final int length)
+    /** Replaces the content with the ids of a snapshot's scope, written by {@link #write}. */
+    void read(final IdsDecoder ids)
     {
         clear();
-        if (length < Integer.BYTES)
+        for (final IdsDecoder id : ids)
         {
-            throw new IllegalArgumentException("idempotency snapshot of " + length + " bytes has no count");
-        }
-        final int entries = buffer.getInt(offset, ByteOrder.LITTLE_ENDIAN);
-        if (entries < 0 || (long)entries * SNAPSHOT_BYTES_PER_ENTRY > length - Integer.BYTES)
-        {
-            throw new IllegalArgumentException("idempotency snapshot claims " + entries + " ids in " + length + " bytes");
-        }
-        int cursor = offset + Integer.BYTES;
-        for (int i = 0; i < entries; i++)
-        {
-            put(buffer.getLong(cursor, ByteOrder.LITTLE_ENDIAN),
-                buffer.getLong(cursor + 8, ByteOrder.LITTLE_ENDIAN),
-                buffer.getLong(cursor + 16, ByteOrder.LITTLE_ENDIAN),
-                buffer.getLong(cursor + 24, ByteOrder.LITTLE_ENDIAN),
-                buffer.getInt(cursor + 32, ByteOrder.LITTLE_ENDIAN),
-                buffer.getLong(cursor + 36, ByteOrder.LITTLE_ENDIAN));
-            cursor += SNAPSHOT_BYTES_PER_ENTRY;
+            put(id.idHigh(), id.idLow(), id.bodyDigest(), id.firstPosition(), id.recordCount(), id.expiresAtMs());
         }
         evictedBeforeExpiry = 0;
-        return cursor - offset;
     }
 
     private void evictHead()

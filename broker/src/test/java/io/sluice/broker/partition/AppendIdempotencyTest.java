@@ -1,9 +1,16 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.log.codecs.IdempotencyScope;
+import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder;
+import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -113,12 +120,61 @@ class AppendIdempotencyTest
     }
 
     @Test
-    void aSnapshotThatClaimsMoreIdsThanItHoldsIsRefused()
+    void aSnapshotThatClaimsMoreIdsThanItHoldsOrIsCutShortIsRefusedAndLeavesNothing()
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
-        buffer.putInt(8, 1_000);
-        assertThatThrownBy(() -> new AppendIdempotency().read(buffer, 0, 16))
+        final AppendIdempotency ids = new AppendIdempotency();
+        ids.advanceClock(1_000);
+        for (int i = 0; i < 3; i++)
+        {
+            ids.table(IdempotencyScope.CLIENT).put(i, i, i, i, 1, 9_000);
+        }
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer();
+        final int length = ids.write(buffer, 0);
+        // The client scope's ids count: after the header, the clock, the scopes' group header, the scope's block and
+        // the ids' block length.
+        final int idsCount = MessageHeaderEncoder.ENCODED_LENGTH + IdempotencySnapshotEncoder.BLOCK_LENGTH +
+            IdempotencySnapshotEncoder.ScopesEncoder.sbeHeaderSize() + IdempotencySnapshotEncoder.ScopesEncoder.sbeBlockLength() +
+            Short.BYTES;
+        final UnsafeBuffer lying = new UnsafeBuffer(Arrays.copyOf(buffer.byteArray(), length));
+        lying.putInt(idsCount, 1_000, ByteOrder.LITTLE_ENDIAN);
+        final AppendIdempotency restored = new AppendIdempotency();
+        assertThatThrownBy(() -> restored.read(lying, 0, length))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1000 ids");
+
+        assertThatThrownBy(() -> restored.read(buffer, 0, length - 10))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("truncated");
+        assertThat(restored.clientKeyCount()).isZero();
+        assertThat(restored.clockMs()).isZero();
+
+        assertThatThrownBy(() -> restored.read(new UnsafeBuffer(new byte[16]), 0, 16))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not an idempotency snapshot");
+    }
+
+    @Test
+    void aSnapshotOfMoreIdsThanSixteenMebibytesHoldGoesThroughThePartitionSnapshot() throws IOException
+    {
+        // 400,000 ids are 17.6 MB in a snapshot: the partition snapshot's section took at most 16 MiB before, so a
+        // partition remembering that many ids could take no snapshot at all.
+        final AppendIdempotency ids = new AppendIdempotency();
+        ids.advanceClock(1_000);
+        final int keys = 400_000;
+        for (int i = 0; i < keys; i++)
+        {
+            ids.table(IdempotencyScope.CLIENT).put(mix(i), mix(~i), i, i, 1, 1_000_000 + i);
+        }
+        final byte[] section = new byte[ids.snapshotLength()];
+        final int length = ids.write(new UnsafeBuffer(section), 0);
+        assertThat(length).isEqualTo(section.length).isGreaterThan(16 * 1024 * 1024);
+
+        final byte[] file = new PartitionSnapshot(7, 9, Map.of(), PartitionSnapshot.NO_BACKFILLS, section).encode();
+        final PartitionSnapshot decoded = PartitionSnapshot.decode(new UnsafeBuffer(file), 0, file.length, "test");
+        final AppendIdempotency restored = new AppendIdempotency();
+        restored.read(new UnsafeBuffer(decoded.idempotency()), 0, decoded.idempotency().length);
+
+        assertThat(restored.clientKeyCount()).isEqualTo(keys);
+        assertThat(restored.clockMs()).isEqualTo(1_000);
+        final IdempotencyTable clients = restored.table(IdempotencyScope.CLIENT);
+        assertThat(clients.firstPosition(clients.find(mix(keys - 1), mix(~(keys - 1)), 1_000))).isEqualTo(keys - 1);
     }
 
     @Test
