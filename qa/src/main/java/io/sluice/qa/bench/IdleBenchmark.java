@@ -74,9 +74,9 @@ public final class IdleBenchmark
     private static void measure(final String[] args) throws Exception
     {
         final BenchmarkRun run = BenchmarkRun.start("idle", args);
-        final int partitions = run.choose("partitions", 16, 64);
-        final int settleSeconds = run.choose("settle_seconds", 8, 20);
-        final int measureSeconds = run.choose("measure_seconds", 10, 30);
+        final int partitions = run.choose("partitions", 8, 64);
+        final int settleSeconds = run.choose("settle_seconds", 3, 20);
+        final int measureSeconds = run.choose("measure_seconds", 5, 30);
         run.param("brokers", BROKERS).param("replication_factor", REPLICATION_FACTOR);
         final int replicas = partitions * REPLICATION_FACTOR;
 
@@ -104,8 +104,14 @@ public final class IdleBenchmark
         {
             run.result(side + "_cores_" + family.getKey(), family.getValue());
         }
+        final StringBuilder most = new StringBuilder();
+        for (final Map.Entry<String, Double> family : families.subList(0, Math.min(FAMILIES_REPORTED, families.size())))
+        {
+            most.append(most.length() == 0 ? "" : ", ").append(family.getKey())
+                .append(String.format(java.util.Locale.ROOT, " %.3f", family.getValue()));
+        }
         run.log("%s: %.3f cores idle, %.2f millicores per replica, %d threads; most: %s", side, cpu.cores(),
-            1000 * cpu.cores() / replicas, cpu.threads(), families.subList(0, Math.min(FAMILIES_REPORTED, families.size())));
+            1000 * cpu.cores() / replicas, cpu.threads(), most);
     }
 
     // ------------------------------------------------------------------------------------------- standalone
@@ -155,6 +161,7 @@ public final class IdleBenchmark
         finally
         {
             process.stop(Duration.ofSeconds(30));
+            SluiceCluster.deleteRecursively(runDir);
         }
     }
 
@@ -261,6 +268,7 @@ public final class IdleBenchmark
             {
                 server.close();
             }
+            SluiceCluster.deleteRecursively(dataDir);
         }
     }
 

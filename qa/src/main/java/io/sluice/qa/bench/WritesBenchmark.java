@@ -52,7 +52,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * batches in-process on its leader with the same number in flight; plus the file exporter's rate.
  * Ratio: project / bare.
  * <p>
- * {@code -Dsluice.bench.raft-transport=NETTY} runs both on Netty instead of gRPC.
+ * {@code -Dsluice.bench.raft-transport=NETTY} runs both on Netty instead of gRPC. The full run then stops one follower
+ * of the project's cluster and measures its writes again: Netty's replication once stalled with a follower down.
  */
 public final class WritesBenchmark
 {
@@ -134,6 +135,16 @@ public final class WritesBenchmark
                 .result("project_with_ids_records_per_s", Math.round(idsRecords / idsSeconds))
                 .result("ids_over_plain", (idsRecords / idsSeconds) / projectRate)
                 .ratio(projectRate / bareRate);
+            if (!run.quick())
+            {
+                // A follower down (stopped, its peers keep trying to reach it): what chose the Raft transport.
+                project.stopOneFollower();
+                drive(run, "project, one follower down, warmup", project, window, warmupSeconds);
+                final double[] down = drive(run, "project, one follower down", project, window, seconds);
+                run.log("project with one follower down %.0f records/s", down[0] / down[1]);
+                run.result("project_one_follower_down_records_per_s", Math.round(down[0] / down[1]))
+                    .result("follower_down_over_all_up", (down[0] / down[1]) / projectRate);
+            }
             run.finish();
         }
         finally
@@ -155,6 +166,12 @@ public final class WritesBenchmark
         default long lastPosition()
         {
             return 0;
+        }
+
+        /** Stops one broker that does not lead, as a crash would (no handover). */
+        default void stopOneFollower()
+        {
+            throw new UnsupportedOperationException();
         }
 
         @Override
@@ -211,6 +228,11 @@ public final class WritesBenchmark
             public long lastPosition()
             {
                 return state.lastPosition();
+            }
+
+            public void stopOneFollower()
+            {
+                brokers.get((leader + 1) % brokers.size()).halt();
             }
 
             public void close()
