@@ -14,11 +14,11 @@ import java.util.Objects;
  * root ({@code sluice.data-dir}; this broker's data goes to {@code <dataDir>/broker-<id>/}), its exporters,
  * and tuning with defaults that suit a small machine.
  *
- * @param raftTransport             Ratis RPC: {@code GRPC} (default) or {@code NETTY}. Netty wrote 1.47x the
- *                                  records/s of gRPC on three healthy brokers (bash qa/bench.sh writes), but it has no
- *                                  TLS, and its fix for replication stalling with a follower down (RATIS-2329) ships in
- *                                  ratis-netty 3.2.2, which this build cannot have yet (3.2.1); gRPC kept its
- *                                  throughput with a follower down.
+ * @param raftTransport             Ratis RPC: {@code GRPC} (default) or {@code NETTY}. Netty wrote about twice the
+ *                                  records/s of gRPC, with a follower halted too (bash qa/bench.sh writes), but it
+ *                                  has no TLS, and ratis-netty 3.2.1 (3.2.2 is not available to this build) lacks
+ *                                  3.2.2's fixes to failed sends and replies (RATIS-2415, -2416), the paths a broker
+ *                                  going away takes.
  * @param electionTimeoutMin        lower bound of the Raft election timeout; 1-2 s keeps leaders stable on
  *                                  a saturated 2-core machine.
  * @param snapshotThresholdEntries  Raft entries between automatic snapshots (which seal and compact the
