@@ -98,21 +98,44 @@ public record PartitionSnapshot(
             throw new IOException(source + " is a partition snapshot of schema version " + header.version() +
                 ", written by an earlier Sluice version; this one reads version " + PartitionSnapshotDecoder.SCHEMA_VERSION);
         }
-        final PartitionSnapshotDecoder decoder = new PartitionSnapshotDecoder()
-            .wrap(buffer, offset + header.encodedLength(), header.blockLength(), header.version());
-        final long lastPosition = decoder.lastPosition();
-        final long lastRecordRaftIndex = decoder.lastRecordRaftIndex();
-        final Map<String, Long> positions = new TreeMap<>();
-        for (final PartitionSnapshotDecoder.ExportersDecoder exporter : decoder.exporters())
+        // A view of exactly the given bytes: a length that lies reads past it and fails instead of reading beyond.
+        final UnsafeBuffer bytes = new UnsafeBuffer(buffer, offset, length);
+        try
         {
-            final long position = exporter.position();
-            positions.put(exporter.exporterId(), position);
+            final PartitionSnapshotDecoder decoder = new PartitionSnapshotDecoder()
+                .wrap(bytes, header.encodedLength(), header.blockLength(), header.version());
+            final long lastPosition = decoder.lastPosition();
+            final long lastRecordRaftIndex = decoder.lastRecordRaftIndex();
+            final Map<String, Long> positions = new TreeMap<>();
+            for (final PartitionSnapshotDecoder.ExportersDecoder exporter : decoder.exporters())
+            {
+                final long position = exporter.position();
+                positions.put(exporter.exporterId(), position);
+            }
+            final byte[] idempotency = section(decoder.idempotencyLength(), length - decoder.limit() -
+                PartitionSnapshotDecoder.idempotencyHeaderLength(), source, "append ids");
+            decoder.getIdempotency(idempotency, 0, idempotency.length);
+            final byte[] backfills = section(decoder.backfillTasksLength(), length - decoder.limit() -
+                PartitionSnapshotDecoder.backfillTasksHeaderLength(), source, "backfill tasks");
+            decoder.getBackfillTasks(backfills, 0, backfills.length);
+            return new PartitionSnapshot(lastPosition, lastRecordRaftIndex, positions, backfills, idempotency);
         }
-        final byte[] idempotency = new byte[decoder.idempotencyLength()];
-        decoder.getIdempotency(idempotency, 0, idempotency.length);
-        final byte[] backfills = new byte[decoder.backfillTasksLength()];
-        decoder.getBackfillTasks(backfills, 0, backfills.length);
-        return new PartitionSnapshot(lastPosition, lastRecordRaftIndex, positions, backfills, idempotency);
+        catch (final IndexOutOfBoundsException e)
+        {
+            throw new IOException(source + " is a partition snapshot cut short at " + length + " bytes", e);
+        }
+    }
+
+    /** A section's bytes, once its length is known to fit in what is left: a corrupt length allocates nothing. */
+    private static byte[] section(final int declared, final int left, final String source, final String what)
+        throws IOException
+    {
+        if (declared < 0 || declared > left)
+        {
+            throw new IOException(source + " is a partition snapshot whose " + what + " claim " +
+                Integer.toUnsignedString(declared) + " bytes where " + Math.max(0, left) + " are left");
+        }
+        return new byte[declared];
     }
 
     /** Writes the file whole or not at all ({@link SnapshotFile}). */

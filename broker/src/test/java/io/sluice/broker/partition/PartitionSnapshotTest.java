@@ -4,6 +4,7 @@ import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillTask;
 import io.sluice.broker.backfill.BackfillTaskState;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
+import io.sluice.broker.log.codecs.PartitionSnapshotEncoder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -151,6 +152,26 @@ class PartitionSnapshotTest
             .build();
         storage.initialize();
         return storage;
+    }
+
+    @Test
+    void aSnapshotWhoseSectionClaimsMoreBytesThanTheFileHoldsOrThatIsCutShortIsRefusedNamingTheFile()
+    {
+        final byte[] bytes = snapshot(Map.of()).encode();
+        // Without exporters the append ids' length follows the block and the empty exporters group's header.
+        final int idsLength = MessageHeaderEncoder.ENCODED_LENGTH + PartitionSnapshotEncoder.BLOCK_LENGTH +
+            PartitionSnapshotEncoder.ExportersEncoder.sbeHeaderSize();
+        final UnsafeBuffer lying = new UnsafeBuffer(bytes.clone());
+        assertThat(lying.getInt(idsLength, ByteOrder.LITTLE_ENDIAN)).isEqualTo(4);
+        lying.putInt(idsLength, -2, ByteOrder.LITTLE_ENDIAN); // 4 GiB - 2 as the uint32 it is
+
+        assertThatThrownBy(() -> PartitionSnapshot.decode(lying, 0, bytes.length, "the-file"))
+            .isInstanceOf(IOException.class).hasMessageContaining("the-file")
+            .hasMessageContaining("append ids claim 4294967294 bytes");
+        assertThatThrownBy(() -> PartitionSnapshot.decode(new UnsafeBuffer(bytes), 0, bytes.length - 2, "the-file"))
+            .isInstanceOf(IOException.class).hasMessageContaining("the-file");
+        assertThatThrownBy(() -> PartitionSnapshot.decode(new UnsafeBuffer(bytes), 0, idsLength - 3, "the-file"))
+            .isInstanceOf(IOException.class).hasMessageContaining("cut short");
     }
 
     private static PartitionSnapshot snapshot(final Map<String, Long> positions)
