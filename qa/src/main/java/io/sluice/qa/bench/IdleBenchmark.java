@@ -10,18 +10,14 @@ import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.SluiceProcess;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -37,7 +33,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
@@ -272,17 +267,6 @@ public final class IdleBenchmark
         }
     }
 
-    /** Applies entries and does nothing else: the floor any Ratis state machine pays. */
-    private static final class ApplyingStateMachine extends BaseStateMachine
-    {
-        @Override
-        public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
-        {
-            final LogEntryProto entry = trx.getLogEntry();
-            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
-            return CompletableFuture.completedFuture(Message.EMPTY);
-        }
-    }
 
     // ------------------------------------------------------------------------------------------- /proc
 

@@ -17,7 +17,6 @@ import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -27,8 +26,6 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.IOException;
@@ -310,7 +307,7 @@ public final class WritesBenchmark
                 final RaftServer server = RaftServer.newBuilder()
                     .setServerId(Partition.peerId(b))
                     .setGroup(group)
-                    .setStateMachine(new CountingStateMachine())
+                    .setStateMachine(new ApplyingStateMachine())
                     .setProperties(Broker.serverProperties(config,
                         new InetSocketAddress(raft.getHostString(), raft.getPort())))
                     .setParameters(Broker.raftTlsParameters(tls, true))
@@ -393,17 +390,6 @@ public final class WritesBenchmark
         }
     }
 
-    /** Applies entries and does nothing else: the floor any Ratis state machine pays. */
-    private static final class CountingStateMachine extends BaseStateMachine
-    {
-        @Override
-        public CompletableFuture<Message> applyTransaction(final TransactionContext trx)
-        {
-            final LogEntryProto entry = trx.getLogEntry();
-            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
-            return CompletableFuture.completedFuture(Message.EMPTY);
-        }
-    }
 
     // ------------------------------------------------------------------------------------------- load
 
