@@ -110,7 +110,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         // Bounded: a caller gives up at its own deadline, and a request must not retry behind it for ever.
         this.client = new GroupClient("broker " + brokerId + ", the control group", group, clientProperties,
             clientParameters, RetryPolicies.retryUpToMaximumCountWithFixedSleep(50, TimeDuration.valueOf(100,
-            TimeUnit.MILLISECONDS)), this::knownLeader);
+            TimeUnit.MILLISECONDS)), this::division);
         this.state = new ControlState(brokerId, distribution.partitionCount(), listener);
         this.stateMachine = new ControlStateMachine(brokerId, state, new ControlStateMachine.ReloadListener()
         {
@@ -305,13 +305,6 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     private RaftClient client()
     {
         return client.get(() -> new ControlGroupException("broker " + brokerId + ": closed"));
-    }
-
-    /** The leader this replica knows, for a client made now; null when it knows none. */
-    private RaftPeerId knownLeader()
-    {
-        final RaftServer.Division division = division();
-        return division == null ? null : division.getInfo().getLeaderId();
     }
 
     /**

@@ -163,5 +163,10 @@ public final class AppendIdempotency
             clear();
             throw new IllegalArgumentException("idempotency snapshot truncated: " + length + " bytes", e);
         }
+        catch (final IllegalArgumentException e)
+        {
+            clear(); // a scope read before the refusal goes too
+            throw e;
+        }
     }
 }

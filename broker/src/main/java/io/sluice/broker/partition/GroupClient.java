@@ -5,8 +5,8 @@ import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.server.RaftServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,14 +27,14 @@ public final class GroupClient implements AutoCloseable
     private final RaftProperties properties;
     private final Parameters parameters;
     private final RetryPolicy retryPolicy;
-    private final Supplier<RaftPeerId> knownLeader;
+    private final Supplier<RaftServer.Division> division;
     private RaftClient client;
     private boolean closed;
 
     /**
      * @param name        what the group is, for the one log line a failed close writes ("partition 3 on broker 1").
      * @param parameters  the TLS parameters of a client, or null for none.
-     * @param knownLeader the leader the local replica knows, or null: asked when the client is made.
+     * @param division    the local replica, or null while there is none: the client starts at the leader it knows.
      */
     public GroupClient(
         final String name,
@@ -42,14 +42,14 @@ public final class GroupClient implements AutoCloseable
         final RaftProperties properties,
         final Parameters parameters,
         final RetryPolicy retryPolicy,
-        final Supplier<RaftPeerId> knownLeader)
+        final Supplier<RaftServer.Division> division)
     {
         this.name = name;
         this.group = group;
         this.properties = properties;
         this.parameters = parameters == null ? new Parameters() : parameters;
         this.retryPolicy = retryPolicy;
-        this.knownLeader = knownLeader;
+        this.division = division;
     }
 
     /**
@@ -65,12 +65,13 @@ public final class GroupClient implements AutoCloseable
         }
         if (client == null)
         {
+            final RaftServer.Division local = division.get();
             client = RaftClient.newBuilder()
                 .setProperties(properties)
                 .setParameters(parameters)
                 .setRaftGroup(group)
                 .setClientId(ClientId.randomId())
-                .setLeaderId(knownLeader.get())
+                .setLeaderId(local == null ? null : local.getInfo().getLeaderId())
                 .setRetryPolicy(retryPolicy)
                 .build();
         }

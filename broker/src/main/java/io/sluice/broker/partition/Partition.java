@@ -110,7 +110,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.batcher = new AppendBatcher(partitionId, this::appendEntry, System::currentTimeMillis);
         this.client = new GroupClient("partition " + partitionId + " on broker " + brokerId, group, clientProperties,
             clientParameters, RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)),
-            this::knownLeader);
+            this::division);
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.state = stateMachine.state();
         this.exporting = new ExportingView(partitionId, exportingStates, state.exportGate());
@@ -573,13 +573,6 @@ public final class Partition implements PartitionListener, AutoCloseable
     private RaftClient client()
     {
         return client.get(() -> unavailable("closed"));
-    }
-
-    /** The leader this replica knows, for a client made now; null when it knows none. */
-    private RaftPeerId knownLeader()
-    {
-        final RaftServer.Division division = division();
-        return division == null ? null : division.getInfo().getLeaderId();
     }
 
     PartitionException toPartitionException(final RaftClientReply reply)

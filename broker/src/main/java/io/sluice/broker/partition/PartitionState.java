@@ -182,10 +182,10 @@ public final class PartitionState implements PartitionBackfills.StateView
         {
             backfillState = new byte[0];
         }
-        final byte[] ids = new byte[idempotency.snapshotLength()];
-        final int idsLength = idempotency.write(new UnsafeBuffer(ids), 0);
+        final byte[] ids = new byte[idempotency.snapshotLength()]; // exactly what write takes: no copy to trim
+        idempotency.write(new UnsafeBuffer(ids), 0);
         return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), new TreeMap<>(exporterPositions),
-            backfillState, Arrays.copyOf(ids, idsLength));
+            backfillState, ids);
     }
 
     public void closeLog()

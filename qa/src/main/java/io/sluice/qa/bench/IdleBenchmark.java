@@ -95,13 +95,10 @@ public final class IdleBenchmark
             .result(side + "_threads", cpu.threads());
         final List<Map.Entry<String, Double>> families = new ArrayList<>(cpu.coresByFamily().entrySet());
         families.sort(Map.Entry.<String, Double>comparingByValue(Comparator.reverseOrder()));
-        for (final Map.Entry<String, Double> family : families.subList(0, Math.min(FAMILIES_REPORTED, families.size())))
-        {
-            run.result(side + "_cores_" + family.getKey(), family.getValue());
-        }
         final StringBuilder most = new StringBuilder();
         for (final Map.Entry<String, Double> family : families.subList(0, Math.min(FAMILIES_REPORTED, families.size())))
         {
+            run.result(side + "_cores_" + family.getKey(), family.getValue());
             most.append(most.length() == 0 ? "" : ", ").append(family.getKey())
                 .append(String.format(java.util.Locale.ROOT, " %.3f", family.getValue()));
         }
@@ -146,7 +143,7 @@ public final class IdleBenchmark
                 {
                     throw new IllegalStateException("the standalone exited: " + process.logTail(20));
                 }
-                return client.isReady() && preferredLeaders(client, partitions);
+                return client.isReady() && client.preferredBrokersLead();
             });
             run.log("standalone: %d partitions led by their preferred brokers after %.1f s; settling %d s",
                 partitions, (System.nanoTime() - startNs) / 1e9, settleSeconds);
@@ -158,23 +155,6 @@ public final class IdleBenchmark
             process.stop(Duration.ofSeconds(30));
             SluiceCluster.deleteRecursively(runDir);
         }
-    }
-
-    private static boolean preferredLeaders(final GatewayClient client, final int partitions)
-    {
-        final tools.jackson.databind.JsonNode view = client.get("/actuator/partitions").json().path("partitions");
-        if (view.size() != partitions)
-        {
-            return false;
-        }
-        for (final tools.jackson.databind.JsonNode partition : view)
-        {
-            if (partition.path("leaderId").asInt(-1) != partition.path("preferredLeaderId").asInt(-2))
-            {
-                return false;
-            }
-        }
-        return true;
     }
 
     // ------------------------------------------------------------------------------------------- bare Ratis

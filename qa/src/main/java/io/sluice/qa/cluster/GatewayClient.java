@@ -191,6 +191,27 @@ public final class GatewayClient
         return ExportingStatus.parse(get("/actuator/exporting"));
     }
 
+    /**
+     * Whether the cluster view ({@code /actuator/partitions}, which lists every partition of the distribution) shows each
+     * partition led by its preferred broker.
+     */
+    public boolean preferredBrokersLead()
+    {
+        final tools.jackson.databind.JsonNode partitions = get("/actuator/partitions").json().path("partitions");
+        if (partitions.isEmpty())
+        {
+            return false;
+        }
+        for (final tools.jackson.databind.JsonNode partition : partitions)
+        {
+            if (partition.path("leaderId").asInt(-1) != partition.path("preferredLeaderId").asInt(-2))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Whether {@code /actuator/health/readiness} answers 200 with status UP; false when unreachable. */
     public boolean isReady()
     {

@@ -399,19 +399,7 @@ public final class SluiceCluster implements AutoCloseable
         Await.until("every partition led by its preferred broker", FAILOVER_TIMEOUT, () ->
         {
             requireStartedChildrenAlive();
-            final tools.jackson.databind.JsonNode partitions = client().get("/actuator/partitions").json().path("partitions");
-            if (partitions.isEmpty())
-            {
-                return false;
-            }
-            for (final tools.jackson.databind.JsonNode partition : partitions)
-            {
-                if (partition.path("leaderId").asInt(-1) != partition.path("preferredLeaderId").asInt(-2))
-                {
-                    return false;
-                }
-            }
-            return true;
+            return client().preferredBrokersLead();
         });
         log("preferred leaders after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
     }
