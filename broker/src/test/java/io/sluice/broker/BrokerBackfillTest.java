@@ -139,6 +139,32 @@ class BrokerBackfillTest
             .as("a cancelled backfill no longer holds records").isGreaterThan(20);
     }
 
+    @Test
+    @Timeout(120)
+    void aCancelArrivingWhileTheLeaderHandsOverWaitsForTheTransferAndNamesTheNewLeader() throws Exception
+    {
+        cluster = TestCluster.start(dataDir, 3, 1, 3);
+        cluster.awaitLeader(PARTITION);
+        setExporting(AdminRequestKind.PAUSE_EXPORTING, 1);
+        cluster.appendRecords(PARTITION, 20, 5, "skipped");
+        final int leader = cluster.awaitLeader(PARTITION);
+        assertThat(tasks(cluster.send(leader, backfillRequest("bf-4", 2)))).hasSize(2);
+        final int target = cluster.distribution.replicasOf(PARTITION).stream()
+            .filter((b) -> b != leader).findFirst().orElseThrow();
+
+        // The transfer holds the leader's proposals from the moment it is asked for; the cancel lands in that hold.
+        final var transfer = cluster.brokers[leader].partition(PARTITION).transferLeadership(target, Duration.ofSeconds(5));
+        final DirectBuffer answer = cluster.send(leader, cancelRequest("bf-4"));
+        assertThat(transfer.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(target);
+
+        final ErrorResponseDecoder error = TestCluster.error(answer);
+        assertThat(error.code()).as("a cancel held by a transfer is not refused as unavailable: %s", error.message())
+            .isEqualTo(ErrorCode.NOT_LEADER);
+        assertThat(error.leaderId()).as("it names the leader the transfer made").isEqualTo(target);
+        assertThat(tasks(cluster.send(target, cancelRequest("bf-4"))))
+            .hasSize(2).allSatisfy((t) -> assertThat(t.state).isEqualTo(BackfillState.CANCELLED));
+    }
+
     // ---------------------------------------------------------------------------------------------- helpers
 
     private void setExporting(final AdminRequestKind kind, final long version)

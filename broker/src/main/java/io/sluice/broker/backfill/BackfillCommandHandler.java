@@ -5,6 +5,7 @@ import io.sluice.protocol.codecs.BackfillStatusResponseEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.message.AdminLimits;
+import io.sluice.protocol.message.CodedFailure;
 import io.sluice.protocol.message.ErrorResponseWriter;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.ResponseChannel;
@@ -168,6 +169,14 @@ public final class BackfillCommandHandler
             else
             {
                 final Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
+                if (cause instanceof CodedFailure coded && coded.code() == ErrorCode.NOT_LEADER)
+                {
+                    // The leadership moved while the entry waited (a transfer, a stop): the sender asks the new leader.
+                    response.respond(ErrorResponseWriter.of(ErrorCode.NOT_LEADER, partitionId,
+                        coded.leaderId() < 0 ? ErrorResponseWriter.NO_LEADER : coded.leaderId(),
+                        cause.getMessage()));
+                    return;
+                }
                 response.respond(error(ErrorCode.UNAVAILABLE,
                     "could not replicate " + describe(entry) + ": " + cause.getMessage()));
             }

@@ -19,6 +19,7 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -256,7 +257,17 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         final CompletableFuture<RaftClientReply> reply;
         try
         {
-            reply = isLeader() ? submitLocal(entry) : client().async().send(entry);
+            if (isLeader())
+            {
+                // The local leader refuses while it hands its leadership over (a controlled shutdown, a rebalance):
+                // the Raft client then finds the new leader and retries there, within the caller's bound.
+                reply = submitLocal(entry).thenCompose((r) -> refusedAsNoLongerLeading(r) ?
+                    client().async().send(entry) : CompletableFuture.completedFuture(r));
+            }
+            else
+            {
+                reply = client().async().send(entry);
+            }
         }
         catch (final IOException | RuntimeException e)
         {
@@ -272,6 +283,13 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
             }
             return new Committed(r.getLogIndex(), r.getMessage() == null ? ByteString.EMPTY : r.getMessage().getContent());
         });
+    }
+
+    private static boolean refusedAsNoLongerLeading(final RaftClientReply reply)
+    {
+        return !reply.isSuccess() && (reply.getNotLeaderException() != null ||
+            reply.getException() instanceof LeaderSteppingDownException ||
+            reply.getLeaderNotReadyException() != null);
     }
 
     /**

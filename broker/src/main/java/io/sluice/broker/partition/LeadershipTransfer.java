@@ -60,6 +60,12 @@ final class LeadershipTransfer
     /** Local writes proposed and not answered yet, and whether new ones wait for a running transfer. */
     private final AtomicInteger localWritesInFlight = new AtomicInteger();
     private volatile boolean holdingWrites;
+    /**
+     * Completes (and is replaced) when the hold on local writes ends or the leader changes: held writes wait for it,
+     * then propose here or learn the new leader.
+     */
+    private final AtomicReference<CompletableFuture<Void>> holdChange =
+        new AtomicReference<>(new CompletableFuture<>());
 
     LeadershipTransfer(final Partition partition, final FollowerSync followers)
     {
@@ -110,12 +116,28 @@ final class LeadershipTransfer
         holdingWrites = true;
     }
 
+    /**
+     * Completes when the hold on local writes ends or the leader changes. Taken before {@link #admitLocalWrite}, so a
+     * hold that ends in between still wakes the writer.
+     */
+    CompletableFuture<Void> holdChanged()
+    {
+        return holdChange.get();
+    }
+
+    /** Wakes the writes waiting for the hold to change. */
+    void wakeHeldWrites()
+    {
+        holdChange.getAndSet(new CompletableFuture<>()).complete(null);
+    }
+
     // ------------------------------------------------------------------------------------------- stuck step-down
 
     /** A new leader was elected: whatever refused writes before says nothing about this term. */
     void onLeaderChanged()
     {
         steppingDownRefusalSinceNanos = 0;
+        wakeHeldWrites();
     }
 
     /**
@@ -266,8 +288,8 @@ final class LeadershipTransfer
         partition.director().stop();
         partition.backfills().onLeadershipLost();
         // Ratis fails a transfer for good (see clearStuckStepDown) when the leader's log grows while it compares
-        // it with the transferee's; so local writes wait out the transfer (clients retry them) and the ones
-        // already proposed commit first.
+        // it with the transferee's; so local writes wait out the transfer (then go on here or to the new leader, see
+        // Partition#submitLocal) and the ones already proposed commit first.
         holdingWrites = true;
         final long timeoutMs = Math.max(1, timeout.toMillis());
         final long drainDeadline = System.nanoTime() +
@@ -277,6 +299,7 @@ final class LeadershipTransfer
             .handle((answer, error) ->
             {
                 holdingWrites = partition.isStopping();
+                wakeHeldWrites();
                 final int leader = Partition.brokerIdOf(division.getInfo().getLeaderId());
                 // Writes refused while our transfer ran say nothing about a stuck one.
                 steppingDownRefusalSinceNanos = 0;

@@ -59,6 +59,12 @@ public final class Partition implements PartitionListener, AutoCloseable
     private static final String PEER_PREFIX = "broker-";
     /** How long an append waits for a new leader to become ready before the leader-not-ready answer. */
     private static final long LEADER_READY_WAIT_MS = 1_000;
+    /**
+     * How long a proposal held by a leadership transfer or a stopping broker waits for it: a transfer to an in-sync
+     * replica ends in well under a second, an attempt at {@link LeadershipTransfer#ATTEMPT}; callers' deadlines
+     * bound it further.
+     */
+    static final Duration HELD_WRITE_WAIT = Duration.ofSeconds(3);
     private static final long LEADER_READY_POLL_MS = 5;
 
     private final int brokerId;
@@ -432,24 +438,12 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public CompletableFuture<AppendPositions> append(final byte[] batch)
     {
-        // During a leadership transfer Ratis refuses writes: wait for it (tens of milliseconds), then answer with the
-        // new leader, so the sender goes straight there instead of backing off and searching.
-        final CompletableFuture<Integer> pendingTransfer = transfers.running();
-        if (pendingTransfer != null)
-        {
-            return pendingTransfer.handle((leader, error) -> null).thenCompose((ignored) -> append(batch));
-        }
         final RaftServer.Division division = division();
-        if (division != null && !division.getInfo().isLeader())
+        if (division != null && !division.getInfo().isLeader() && !transfers.isRunning())
         {
             return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
         }
-        if (division != null && !division.getInfo().isLeaderReady())
-        {
-            // A new leader refuses writes until its first entry commits: wait for that briefly rather than refuse.
-            return whenLeaderReady(division, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_READY_WAIT_MS))
-                .thenCompose((ignored) -> batcher.append(batch));
-        }
+        // A running transfer or a new leader not ready yet makes the proposal wait (submitLocal), not fail.
         return batcher.append(batch);
     }
 
@@ -520,10 +514,87 @@ public final class Partition implements PartitionListener, AutoCloseable
     // ------------------------------------------------------------------------------------------- Ratis
 
     /**
-     * Proposes an entry to this replica's Raft server in process; refused as UNAVAILABLE while local writes are held
-     * ({@link LeadershipTransfer}).
+     * Proposes an entry to this replica's Raft server in process. While local writes are held ({@link
+     * LeadershipTransfer}: a transfer starting, the broker stopping) the proposal waits for the hold to end, at most
+     * {@link #HELD_WRITE_WAIT}: it is then proposed here if this replica still leads, or fails NOT_LEADER naming the
+     * new leader, so the sender goes there at once. A new leader not ready yet is waited for the same way. Only a
+     * hold outliving the wait fails UNAVAILABLE.
      */
     CompletableFuture<RaftClientReply> submitLocal(final Message message)
+    {
+        return submitLocal(message, System.nanoTime() + HELD_WRITE_WAIT.toNanos());
+    }
+
+    private CompletableFuture<RaftClientReply> submitLocal(final Message message, final long deadlineNanos)
+    {
+        final CompletableFuture<Void> holdChanged = transfers.holdChanged();
+        if (!transfers.admitLocalWrite())
+        {
+            final long leftNanos = deadlineNanos - System.nanoTime();
+            if (closed || leftNanos <= 0)
+            {
+                return CompletableFuture.failedFuture(unavailable(stopping ?
+                    "broker " + brokerId + " is stopping and hands its leaderships over" :
+                    "a leadership transfer is running"));
+            }
+            return holdChanged.copy().completeOnTimeout(null, leftNanos, TimeUnit.NANOSECONDS)
+                .thenCompose((ignored) -> afterHold(message, deadlineNanos));
+        }
+        final RaftServer.Division division = division();
+        if (division != null && division.getInfo().isLeader() && !division.getInfo().isLeaderReady())
+        {
+            // A new leader refuses writes until its first entry commits: wait for that briefly rather than refuse.
+            transfers.localWriteEnded(null);
+            return whenLeaderReady(division, Math.min(deadlineNanos,
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_READY_WAIT_MS)))
+                .thenCompose((ignored) -> proposeLocal(message));
+        }
+        return proposeAdmitted(message);
+    }
+
+    /** The hold ended, the leader changed, or the wait is over: propose here while leading, else name the leader. */
+    private CompletableFuture<RaftClientReply> afterHold(final Message message, final long deadlineNanos)
+    {
+        final RaftServer.Division division = division();
+        if (division != null && division.getInfo().isLeader())
+        {
+            return submitLocal(message, deadlineNanos);
+        }
+        return newLeaderKnown(deadlineNanos).thenApply((leader) ->
+        {
+            throw notLeader(leader);
+        });
+    }
+
+    /**
+     * The leader once one other than this replica is known (a handover's election takes a moment to be heard of), or
+     * -1 at the deadline.
+     */
+    private CompletableFuture<Integer> newLeaderKnown(final long deadlineNanos)
+    {
+        final RaftServer.Division division = division();
+        final int leader = division == null ? -1 : brokerIdOf(division.getInfo().getLeaderId());
+        if ((leader >= 0 && leader != brokerId) || closed || System.nanoTime() - deadlineNanos >= 0)
+        {
+            return CompletableFuture.completedFuture(leader == brokerId ? -1 : leader);
+        }
+        return CompletableFuture.runAsync(() -> { },
+                CompletableFuture.delayedExecutor(LEADER_READY_POLL_MS, TimeUnit.MILLISECONDS))
+            .thenCompose((ignored) -> newLeaderKnown(deadlineNanos));
+    }
+
+    /** Proposes without waiting again: a write that waited for a ready leader is not held a second time. */
+    private CompletableFuture<RaftClientReply> proposeLocal(final Message message)
+    {
+        if (!transfers.admitLocalWrite())
+        {
+            return submitLocal(message);
+        }
+        return proposeAdmitted(message);
+    }
+
+    /** Proposes a write {@link LeadershipTransfer#admitLocalWrite admitted} before. */
+    private CompletableFuture<RaftClientReply> proposeAdmitted(final Message message)
     {
         final RaftClientRequest request = RaftClientRequest.newBuilder()
             .setClientId(clientId)
@@ -533,11 +604,6 @@ public final class Partition implements PartitionListener, AutoCloseable
             .setMessage(message)
             .setType(RaftClientRequest.writeRequestType())
             .build();
-        if (!transfers.admitLocalWrite())
-        {
-            return CompletableFuture.failedFuture(unavailable(stopping ?
-                "broker " + brokerId + " is stopping and hands its leaderships over" : "a leadership transfer is running"));
-        }
         try
         {
             return server.submitClientRequestAsync(request)
@@ -639,6 +705,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void close()
     {
         closed = true;
+        transfers.wakeHeldWrites();
         director.stop();
         backfills.close();
         client.close();

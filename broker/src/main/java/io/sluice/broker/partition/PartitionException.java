@@ -1,9 +1,10 @@
 package io.sluice.broker.partition;
 
 import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.message.CodedFailure;
 
 /** A request on a partition failed for a reason the caller can act on; carries the wire error code. */
-public final class PartitionException extends RuntimeException
+public final class PartitionException extends RuntimeException implements CodedFailure
 {
     private final ErrorCode code;
     private final int partitionId;
@@ -17,6 +18,7 @@ public final class PartitionException extends RuntimeException
         this.leaderId = leaderId;
     }
 
+    @Override
     public ErrorCode code()
     {
         return code;
@@ -28,6 +30,7 @@ public final class PartitionException extends RuntimeException
     }
 
     /** With {@link ErrorCode#NOT_LEADER}: the leader this broker knows, or -1. */
+    @Override
     public int leaderId()
     {
         return leaderId;

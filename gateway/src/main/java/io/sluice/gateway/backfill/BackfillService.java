@@ -36,6 +36,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
@@ -72,6 +73,9 @@ public class BackfillService
     public static final String MAX_TASKS_SETTING = "sluice.backfill.max-tasks";
     public static final int DEFAULT_MAX_TASKS = 64;
     private static final Logger LOG = LoggerFactory.getLogger(BackfillService.class);
+    /** The first wait before asking again a partition whose leader is moving; doubled up to the max. */
+    static final Duration NOT_LEADER_BACKOFF = Duration.ofMillis(25);
+    static final Duration NOT_LEADER_BACKOFF_MAX = Duration.ofMillis(400);
 
     private final ClusterTopology topology;
     private final BackfillClient client;
@@ -228,7 +232,12 @@ public class BackfillService
         }
     }
 
-    /** The leader of every partition that has a reachable one; the others are missing from the map. */
+    /**
+     * The broker to ask for every partition that has a reachable replica: its reachable leader, or, while the
+     * topology shows none (a leadership moving between two polls), the reachable replica with the highest term, whose
+     * NOT_LEADER answer names the new leader ({@link #askLeader}). Partitions without a reachable replica are
+     * missing from the map.
+     */
     private Map<Integer, Integer> leaders()
     {
         final Map<Integer, Integer> leaders = new TreeMap<>();
@@ -240,6 +249,23 @@ public class BackfillService
                     .filter(s -> s.role() == PartitionRole.LEADER).isPresent())
             {
                 leaders.put(partitionId, leader.getAsInt());
+                continue;
+            }
+            int latest = -1;
+            long latestTerm = 0;
+            for (final int brokerId : topology.distribution().replicasOf(partitionId))
+            {
+                final long term = topology.isReachable(brokerId) ? topology.status(new PartitionReplica(brokerId,
+                    partitionId)).map(PartitionStatus::term).orElse(0L) : 0L;
+                if (term > latestTerm)
+                {
+                    latest = brokerId;
+                    latestTerm = term;
+                }
+            }
+            if (latest >= 0)
+            {
+                leaders.put(partitionId, latest);
             }
         }
         return leaders;
@@ -750,21 +776,39 @@ public class BackfillService
 
     /**
      * Asks the partition's leader as the topology last saw it. Leaders move (automatic balance, a restart) between
-     * the topology poll and the request; a NOT_LEADER answer naming another broker is asked there once instead of
-     * failing the whole call. Never fails: see {@link #answerOf}.
+     * the topology poll and the request: a NOT_LEADER answer is asked again, at once at the broker it names, else
+     * after a short backoff at the leader the topology knows by then, until {@link #requestTimeout} is spent, so a
+     * move the cluster makes by itself does not fail the call. Never fails: see {@link #answerOf}.
      */
     private CompletableFuture<PartitionAnswer> askLeader(final int partitionId, final int leaderId, final String what,
         final IntFunction<CompletableFuture<List<BackfillTaskStatus>>> request)
     {
+        return askLeader(partitionId, leaderId, what, request, System.nanoTime() + requestTimeout.toNanos(), 0);
+    }
+
+    private CompletableFuture<PartitionAnswer> askLeader(final int partitionId, final int leaderId, final String what,
+        final IntFunction<CompletableFuture<List<BackfillTaskStatus>>> request, final long deadlineNanos,
+        final int attempt)
+    {
         return answerOf(partitionId, leaderId, request.apply(leaderId)).thenCompose(answer ->
         {
-            if (answer.code() == ErrorCode.NOT_LEADER && answer.leaderHint() >= 0 && answer.leaderHint() != leaderId)
+            if (answer.code() != ErrorCode.NOT_LEADER)
             {
-                LOG.info("{}: partition {} moved from broker {} to broker {}, asking there", what, partitionId, leaderId,
-                    answer.leaderHint());
-                return answerOf(partitionId, answer.leaderHint(), request.apply(answer.leaderHint()));
+                return CompletableFuture.completedFuture(answer);
             }
-            return CompletableFuture.completedFuture(answer);
+            final boolean named = answer.leaderHint() >= 0 && answer.leaderHint() != leaderId;
+            final int next = named ? answer.leaderHint() : topology.leaderOf(partitionId).orElse(leaderId);
+            final long backoffMs = named && attempt == 0 ? 0 :
+                Math.min(NOT_LEADER_BACKOFF.toMillis() << Math.min(attempt, 8), NOT_LEADER_BACKOFF_MAX.toMillis());
+            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs) - deadlineNanos >= 0)
+            {
+                return CompletableFuture.completedFuture(answer);
+            }
+            LOG.info("{}: partition {} is not led by broker {}, asking broker {}{}", what, partitionId, leaderId, next,
+                backoffMs == 0 ? "" : " in " + backoffMs + " ms");
+            return CompletableFuture.runAsync(() -> { },
+                    CompletableFuture.delayedExecutor(backoffMs, TimeUnit.MILLISECONDS))
+                .thenCompose(ignored -> askLeader(partitionId, next, what, request, deadlineNanos, attempt + 1));
         });
     }
 
