@@ -232,12 +232,7 @@ public class BackfillService
         }
     }
 
-    /**
-     * The broker to ask for every partition that has a reachable replica: its reachable leader, or, while the
-     * topology shows none (a leadership moving between two polls), the reachable replica with the highest term, whose
-     * NOT_LEADER answer names the new leader ({@link #askLeader}). Partitions without a reachable replica are
-     * missing from the map.
-     */
+    /** The leader of every partition that has a reachable one; the others are missing from the map. */
     private Map<Integer, Integer> leaders()
     {
         final Map<Integer, Integer> leaders = new TreeMap<>();
@@ -249,23 +244,6 @@ public class BackfillService
                     .filter(s -> s.role() == PartitionRole.LEADER).isPresent())
             {
                 leaders.put(partitionId, leader.getAsInt());
-                continue;
-            }
-            int latest = -1;
-            long latestTerm = 0;
-            for (final int brokerId : topology.distribution().replicasOf(partitionId))
-            {
-                final long term = topology.isReachable(brokerId) ? topology.status(new PartitionReplica(brokerId,
-                    partitionId)).map(PartitionStatus::term).orElse(0L) : 0L;
-                if (term > latestTerm)
-                {
-                    latest = brokerId;
-                    latestTerm = term;
-                }
-            }
-            if (latest >= 0)
-            {
-                leaders.put(partitionId, latest);
             }
         }
         return leaders;

@@ -431,9 +431,10 @@ class BackfillServiceTest
     }
 
     @Test
-    void aSecondNotLeaderAnswerIsNotFollowedAgain()
+    void brokersNamingEachOtherAreAskedUntilTheRequestTimeoutThenThePartitionIsReported()
     {
-        // Two brokers naming each other: the start gives up after one hop and reports the partition.
+        // Two brokers naming each other (a leadership moving back and forth): asked again with a backoff until the
+        // request timeout is spent, then the partition is reported, not asked for ever.
         cluster.responder = call -> call.kind() == START && call.partitionId() == 2 ?
             CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, call.brokerId() == 1 ? 2 : 1,
                 "not leader")) :
@@ -442,9 +443,26 @@ class BackfillServiceTest
         assertThatThrownBy(() -> service.start("file", null).join()).cause()
             .isInstanceOfSatisfying(BackfillStartException.class, e ->
             {
-                assertThat(e.failures()).containsExactly("partition 2 on broker 2: not leader (leader is 1)");
+                assertThat(e.failures()).singleElement().asString().matches(
+                    "partition 2 on broker [12]: not leader \\(leader is [12]\\)");
                 assertThat(e.registered().unavailablePartitions()).containsExactly(2);
             });
+        assertThat(cluster.calls).filteredOn(c -> c.kind() == START && c.partitionId() == 2)
+            .hasSizeGreaterThan(2).hasSizeLessThan(40);
+    }
+
+    @Test
+    void aNotLeaderAnswerNamingNoLeaderIsAskedAgainAfterABackoffAndTheStartGoesThrough()
+    {
+        // The leader refused while its leadership was moving and knew no successor yet: asked again shortly after.
+        final java.util.concurrent.atomic.AtomicBoolean refused = new java.util.concurrent.atomic.AtomicBoolean();
+        cluster.responder = call -> call.kind() == START && call.partitionId() == 2 && refused.compareAndSet(false, true) ?
+            CompletableFuture.failedFuture(new BrokerErrorException(ErrorCode.NOT_LEADER, -1, "not leader")) :
+            cluster.answerAsLeader(call);
+
+        final BackfillView view = service.start("file", null).join();
+
+        assertThat(view.unavailablePartitions()).isEmpty();
         assertThat(cluster.calls).filteredOn(c -> c.kind() == START && c.partitionId() == 2).hasSize(2);
     }
 
