@@ -368,7 +368,7 @@ public final class ExporterDirector
                 {
                     exporter = registry.create(config);
                     exporter.configure(new ExporterContext(config.id(), partitionId, brokerId, dataDir,
-                        config.properties()));
+                        config.exporterProperties()));
                     exporter.open(this);
                     opened = true;
                 }
