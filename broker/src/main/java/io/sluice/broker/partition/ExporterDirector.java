@@ -347,7 +347,7 @@ public final class ExporterDirector
         private volatile boolean retrying;
         private volatile String lastError;
         /** The compacted range this term moved past, until its positions entry committed; the director's thread. */
-        private UnavailableRange pendingSkip;
+        private volatile UnavailableRange pendingSkip;
         /** Started from latest with no replicated position: the start is replicated even before any record. */
         private final boolean mustRecordStart;
 

@@ -4,6 +4,7 @@ import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportFiles;
 import io.sluice.qa.cluster.ExportedRecord;
+import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
@@ -60,7 +61,92 @@ class ExporterAddedLaterTest
         writeUntilCompacted(cluster, written, Map.of());
 
         addExporterAndCheck(cluster, written, "copy");
+        final Map<Integer, Long> copyExportedUpTo = lastWritten(written);
         addExporterAndCheck(cluster, written, "renamed");
+        backfillOverACompactedRange(cluster, written, copyExportedUpTo);
+    }
+
+    /**
+     * {@code copy} comes back while exporting is paused (so it cannot move past what was compacted while it was
+     * gone): a backfill of it plans the held part only and reports the rest, in the dry run and the start, and
+     * succeeds once resumed.
+     */
+    private void backfillOverACompactedRange(
+        final SluiceCluster cluster, final List<WrittenRecord> written, final Map<Integer, Long> copyExportedUpTo)
+    {
+        final Map<Integer, Long> beyond = new TreeMap<>();
+        copyExportedUpTo.forEach((p, last) -> beyond.put(p, last + 1));
+        writeUntilCompacted(cluster, written, beyond);
+        assertThat(cluster.management("POST", "/actuator/exporting/pause", null).status()).isEqualTo(200);
+        cluster.stopBroker(0);
+        final Map<Integer, Long> firstHeld = firstHeldPositions(cluster);
+        cluster.reconfigureBroker(0, Map.of(
+            "sluice.exporters.file.type", "file",
+            "sluice.exporters.renamed.type", "file",
+            "sluice.exporters.copy.type", "file"));
+        cluster.startBroker(0);
+        cluster.awaitReady();
+        final String path = "/actuator/exporters/copy/resetToLatestAndBackfill";
+
+        final JsonNode dryRun = Await.value("a dry run of copy's backfill", EXPORTING_WITHIN, () ->
+        {
+            final var answer = cluster.management("POST", path + "?dryRun=true", null);
+            return answer.status() == 200 ? Optional.of(answer.json()) : Optional.empty();
+        });
+        assertUnavailable(dryRun, copyExportedUpTo, firstHeld);
+        final var started = cluster.management("POST", path, null);
+        assertThat(started.status()).as("%s", started).isEqualTo(202);
+        assertUnavailable(started.json(), copyExportedUpTo, firstHeld);
+        final String backfillId = started.json().get("backfillId").asText();
+        assertThat(cluster.management("POST", "/actuator/exporting/resume", null).status()).isEqualTo(200);
+
+        Await.until("backfill " + backfillId + " SUCCEEDED", Records.EXPORT_TIMEOUT, () ->
+        {
+            final JsonNode view = cluster.management("GET", "/actuator/backfills/" + backfillId, null).json();
+            assertThat(view.get("state").asText()).as("%s", view).isNotEqualTo("FAILED");
+            return "SUCCEEDED".equals(view.get("state").asText());
+        });
+        final ExportFiles exports = new ExportFiles(cluster.dataDirectory().resolve("exports").resolve("copy"));
+        for (int partitionId = 1; partitionId <= PARTITIONS; partitionId++)
+        {
+            final int p = partitionId;
+            final List<Long> held = written.stream()
+                .filter(record -> record.partitionId() == p && record.position() >= firstHeld.get(p))
+                .map(WrittenRecord::position).toList();
+            assertThat(exports.records(p).stream().map(ExportedRecord::position).collect(Collectors.toSet()))
+                .as("partition %d: the held part backfilled", p).containsAll(held);
+        }
+    }
+
+    private static void assertUnavailable(
+        final JsonNode answer, final Map<Integer, Long> exportedUpTo, final Map<Integer, Long> firstHeld)
+    {
+        final Map<Integer, Long> unavailableTo = new TreeMap<>();
+        for (final JsonNode range : answer.get("unavailable"))
+        {
+            final int partitionId = range.get("partitionId").asInt();
+            // From copy's replicated position on: at most one past what it exported (a last ack may not have been replicated).
+            assertThat(range.get("fromPosition").asLong()).as("%s", answer)
+                .isBetween(1L, exportedUpTo.get(partitionId) + 1);
+            unavailableTo.put(partitionId, range.get("toPosition").asLong());
+        }
+        final Map<Integer, Long> expected = new TreeMap<>();
+        firstHeld.forEach((p, first) -> expected.put(p, first - 1));
+        assertThat(unavailableTo).as("%s", answer).isEqualTo(expected);
+        // A started backfill's ranges are its tasks' (from the old position: they move past the compacted part
+        // when they run); the plan's start at the first held position.
+        for (final JsonNode range : answer.has("dryRun") ? answer.get("ranges") : Json.MAPPER.createArrayNode())
+        {
+            assertThat(range.get("fromPosition").asLong()).as("%s", answer)
+                .isEqualTo(firstHeld.get(range.get("partitionId").asInt()));
+        }
+    }
+
+    private static Map<Integer, Long> lastWritten(final List<WrittenRecord> written)
+    {
+        final Map<Integer, Long> last = new TreeMap<>();
+        written.forEach(record -> last.merge(record.partitionId(), record.position(), Math::max));
+        return last;
     }
 
     /** Restarts the broker with {@code file} and {@code exporterId}, and checks the new exporter's start. */
