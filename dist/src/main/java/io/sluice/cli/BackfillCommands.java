@@ -119,6 +119,13 @@ final class BackfillCommands extends CommandGroup
                     + ranges.size() + " ranges, " + records + " positions, " + taskCount + " tasks");
             }
             ranges.print(console.out());
+            for (final JsonNode gone : plan.path("unavailable"))
+            {
+                // Compacted before the backfill: reported, never exported, and no task fails for it.
+                console.out().println("partition " + gone.path("partitionId").asInt() + ": positions " +
+                    gone.path("fromPosition").asLong() + ".." + gone.path("toPosition").asLong() +
+                    " are no longer held (compacted) and cannot be backfilled");
+            }
             if (!dryRun && !backfillId.isEmpty())
             {
                 console.out().println("follow it with: admin backfill status " + backfillId + " --watch");

@@ -40,7 +40,7 @@ public class BrokerMode
         distribution.checkNodeId(nodeId);
         try
         {
-            return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs())
+            return Broker.start(sluice.withStorage(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs()))
                 .withAutoRebalance(cluster.isAutoRebalance())
                 .withControlVoters(cluster.getControlVoters()), cluster.loadTls());
         }

@@ -101,10 +101,73 @@ public class SluiceProperties
         return configs;
     }
 
+    /**
+     * {@code config} with {@code sluice.broker.snapshot-threshold} (Raft entries between snapshots, each of which seals
+     * the record log's segment and compacts what every exporter acknowledged) and {@code sluice.broker.segment-size}
+     * (the record log's segment size, e.g. {@code 64MB}) where they are set.
+     *
+     * @throws InvalidClusterConfigException naming the setting when a value cannot work.
+     */
+    public io.sluice.broker.BrokerConfig withStorage(final io.sluice.broker.BrokerConfig config)
+    {
+        long threshold = config.snapshotThresholdEntries();
+        long segmentBytes = config.segmentSizeBytes();
+        if (broker.snapshotThreshold != null)
+        {
+            threshold = broker.snapshotThreshold;
+            if (threshold < 1)
+            {
+                throw new InvalidClusterConfigException("sluice.broker.snapshot-threshold",
+                    "'" + threshold + "' is not a positive number of Raft entries");
+            }
+        }
+        if (broker.segmentSize != null)
+        {
+            try
+            {
+                segmentBytes = org.springframework.util.unit.DataSize.parse(broker.segmentSize.trim()).toBytes();
+            }
+            catch (final IllegalArgumentException e)
+            {
+                segmentBytes = -1;
+            }
+            if (segmentBytes < 1024 || segmentBytes > Integer.MAX_VALUE)
+            {
+                throw new InvalidClusterConfigException("sluice.broker.segment-size", "'" + broker.segmentSize +
+                    "' is not a size from 1KB to 2GB (e.g. 64MB)");
+            }
+        }
+        return config.withSnapshots(threshold, segmentBytes);
+    }
+
     public static class BrokerSettings
     {
         /** This broker's index in {@code sluice.cluster.brokers}; required in broker mode. */
         private Integer nodeId;
+        /** Raft entries between automatic snapshots; unset: the broker's default. */
+        private Long snapshotThreshold;
+        /** The record log's segment size ({@code 64MB}); unset: the broker's default. */
+        private String segmentSize;
+
+        public Long getSnapshotThreshold()
+        {
+            return snapshotThreshold;
+        }
+
+        public void setSnapshotThreshold(final Long snapshotThreshold)
+        {
+            this.snapshotThreshold = snapshotThreshold;
+        }
+
+        public String getSegmentSize()
+        {
+            return segmentSize;
+        }
+
+        public void setSegmentSize(final String segmentSize)
+        {
+            this.segmentSize = segmentSize;
+        }
 
         public Integer getNodeId()
         {

@@ -44,7 +44,7 @@ public class StandaloneMode
         final List<CompletableFuture<Broker>> starting = new ArrayList<>();
         for (int nodeId = 0; nodeId < distribution.brokerCount(); nodeId++)
         {
-            final BrokerConfig config = BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), exporters)
+            final BrokerConfig config = sluice.withStorage(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), exporters))
                 .withAutoRebalance(cluster.isAutoRebalance()).withControlVoters(cluster.getControlVoters());
             final CompletableFuture<Broker> start = new CompletableFuture<>();
             final Thread starter = new Thread(() ->

@@ -15,4 +15,13 @@ public interface BackfillRecordSource
      * (not committed yet, or compacted away), which a runner treats as a failed attempt.
      */
     int read(long fromPosition, long toPosition, int maxRecords, BackfillRecordConsumer consumer) throws Exception;
+
+    /**
+     * The lowest position still held: a runner moves past a range compacted away (it can never be exported, and the
+     * plan reported it) instead of failing on it. Every position by default.
+     */
+    default long firstHeldPosition()
+    {
+        return 1;
+    }
 }

@@ -49,6 +49,9 @@ public final class BackfillTaskRunner implements Runnable
     private CompletableFuture<?> pendingCheckpoint = CompletableFuture.completedFuture(null);
     private long exportedPosition;
     private long expectedPosition;
+    /** The range of this attempt moved past because it was compacted away; -1 when none. */
+    private long skippedFrom = -1;
+    private long skippedTo = -1;
 
     public BackfillTaskRunner(
         final int partitionId,
@@ -199,6 +202,8 @@ public final class BackfillTaskRunner implements Runnable
         }
         final long toPosition = task.toPosition();
         exportedPosition = task.exportedUpTo();
+        skippedFrom = -1;
+        skippedTo = -1;
         long checkpointedPosition = exportedPosition;
         long lastCheckpointAtMs = clock.millis();
         pendingCheckpoint = CompletableFuture.completedFuture(null);
@@ -212,6 +217,20 @@ public final class BackfillTaskRunner implements Runnable
                 if (!gate.tryEnter())
                 {
                     sleepUnlessStopped(WAIT_SLICE_MS); // paused: the next batch waits
+                    continue;
+                }
+                final long firstHeld = source.firstHeldPosition();
+                if (exportedPosition + 1 < firstHeld)
+                {
+                    // Compacted away since the plan (which reported what was gone then): never fail for it.
+                    final long to = Math.min(toPosition, firstHeld - 1);
+                    LOG.warn("backfill {} task {} of partition {}: positions {}..{} were compacted away and can never " +
+                        "be exported; it goes on from {}", key.backfillId(), key.taskId(), partitionId,
+                        exportedPosition + 1, to, to + 1);
+                    skippedFrom = skippedFrom < 0 ? exportedPosition + 1 : skippedFrom;
+                    skippedTo = to;
+                    exportedPosition = to;
+                    gate.exit();
                     continue;
                 }
                 final int read;
@@ -293,16 +312,22 @@ public final class BackfillTaskRunner implements Runnable
     {
         if (!gate.tryEnter())
         {
-            return exporter.acknowledged();
+            return passedSkipped(exporter.acknowledged());
         }
         try
         {
-            return exporter.flush();
+            return passedSkipped(exporter.flush());
         }
         finally
         {
             gate.exit();
         }
+    }
+
+    /** The exporter's acknowledged position, past a compacted range once everything before the range is acknowledged. */
+    private long passedSkipped(final long acknowledged)
+    {
+        return skippedFrom > 0 && acknowledged >= skippedFrom - 1 ? Math.max(acknowledged, skippedTo) : acknowledged;
     }
 
     private void onRecordRead(final CommittedRecord record) throws Exception

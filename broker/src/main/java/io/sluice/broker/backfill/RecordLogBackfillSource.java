@@ -40,4 +40,10 @@ public final class RecordLogBackfillSource implements BackfillRecordSource
         }
         return read;
     }
+
+    @Override
+    public long firstHeldPosition()
+    {
+        return log.get().firstPosition();
+    }
 }

@@ -45,7 +45,7 @@ public final class SpiBackfillExporterFactory implements BackfillExporterFactory
         final Exporter exporter = registry.create(config);
         final AtomicLong acknowledged = new AtomicLong(task.exportedUpTo());
         final ExporterController controller = position -> acknowledged.accumulateAndGet(position, Math::max);
-        exporter.configure(new ExporterContext(exporterId, partitionId, brokerId, dataDir, config.properties()));
+        exporter.configure(new ExporterContext(exporterId, partitionId, brokerId, dataDir, config.exporterProperties()));
         exporter.open(controller);
         return new BackfillExporter()
         {

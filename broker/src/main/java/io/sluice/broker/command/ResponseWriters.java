@@ -118,7 +118,8 @@ final class ResponseWriters
                         .exportingState(status.exportingState())
                         .exportingStateVersion(status.exportingStateVersion())
                         .lastPosition(status.lastPosition())
-                        .exportedPosition(status.exportedPosition());
+                        .exportedPosition(status.exportedPosition())
+                        .firstPosition(status.firstPosition());
                     final TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder exporters =
                         group.exportersCount(status.exporterPositions().size());
                     for (final Map.Entry<String, Long> exporter : status.exporterPositions().entrySet())
@@ -200,6 +201,8 @@ final class ResponseWriters
                         .deadLetters(exporter.deadLetters())
                         .sinkWrites(exporter.sinkWrites())
                         .sinkWriteNanos(exporter.sinkWriteNanos())
+                        .unavailableFrom(exporter.unavailableFrom())
+                        .unavailableTo(exporter.unavailableTo())
                         .putExporterId(text[0], 0, text[0].length)
                         .putExporterType(text[1], 0, text[1].length)
                         .putLastError(text[2], 0, text[2].length);

@@ -1,5 +1,7 @@
 package io.sluice.broker.exporter;
 
+import io.sluice.protocol.cluster.InvalidClusterConfigException;
+
 import java.util.Map;
 import java.util.Objects;
 
@@ -20,6 +22,22 @@ public record ExporterConfig(String id, String type, Map<String, String> propert
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(type, "type");
         properties = properties == null ? Map.of() : Map.copyOf(properties);
+    }
+
+    /**
+     * Where an exporter new to a partition (no acknowledged position there: added, renamed or re-added after its
+     * position went) starts ({@code sluice.exporters.<id>.start-from}); read by the broker, never passed to the
+     * exporter.
+     */
+    public static final String START_FROM = "start-from";
+
+    /** Where an exporter new to a partition starts. */
+    public enum StartFrom
+    {
+        /** The oldest record the partition still holds: everything not yet compacted away. */
+        EARLIEST,
+        /** After the partition's last record when the exporter first runs there: only records written from then on. */
+        LATEST
     }
 
     /** The default configuration: exporter {@code file} of type {@code file}. */
@@ -43,6 +61,44 @@ public record ExporterConfig(String id, String type, Map<String, String> propert
     public boolean isThirdParty()
     {
         return properties.containsKey(CLASS_NAME);
+    }
+
+    /**
+     * This exporter's {@link StartFrom}: {@code earliest} (the default) or {@code latest}.
+     *
+     * @throws InvalidClusterConfigException naming the setting when it is anything else.
+     */
+    public StartFrom startFrom()
+    {
+        String value = properties.get(START_FROM);
+        if (value == null)
+        {
+            value = properties.get("startfrom"); // bound from SLUICE_EXPORTERS_<ID>_STARTFROM
+        }
+        if (value == null)
+        {
+            return StartFrom.EARLIEST;
+        }
+        return switch (value.trim().toLowerCase(java.util.Locale.ROOT))
+        {
+            case "earliest" -> StartFrom.EARLIEST;
+            case "latest" -> StartFrom.LATEST;
+            default -> throw new InvalidClusterConfigException(setting(START_FROM),
+                "'" + value + "' is neither earliest (the oldest record the partition still holds) nor latest");
+        };
+    }
+
+    /** The properties the exporter itself is configured with: without the broker's own ({@link #START_FROM}). */
+    public Map<String, String> exporterProperties()
+    {
+        if (!properties.containsKey(START_FROM) && !properties.containsKey("startfrom"))
+        {
+            return properties;
+        }
+        final Map<String, String> own = new java.util.HashMap<>(properties);
+        own.remove(START_FROM);
+        own.remove("startfrom");
+        return Map.copyOf(own);
     }
 
     /** {@code sluice.exporters.<id>.<property>}, for messages that name a setting. */

@@ -70,12 +70,13 @@ public final class ExporterRegistry
                     "unknown exporter type '" + config.type() + "' (known: " + factories.keySet() + ")");
             }
             maxBackoffMs(config);
+            config.startFrom();
             final Consumer<Map<String, String>> check = PROPERTY_CHECKS.get(config.type());
             if (check != null)
             {
                 try
                 {
-                    check.accept(config.properties());
+                    check.accept(config.exporterProperties());
                 }
                 catch (final IllegalArgumentException e)
                 {
@@ -134,7 +135,7 @@ public final class ExporterRegistry
             try
             {
                 create(config).configure(
-                    new ExporterContext(config.id(), CHECK_PARTITION_ID, brokerId, dataDir, config.properties()));
+                    new ExporterContext(config.id(), CHECK_PARTITION_ID, brokerId, dataDir, config.exporterProperties()));
             }
             catch (final ExporterConfigException e)
             {

@@ -25,7 +25,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * Runs a partition's exporters while the local replica leads: each from its replicated acknowledged
@@ -63,7 +63,7 @@ public final class ExporterDirector
     private final ExporterRegistry registry;
     private final Path dataDir;
     private final ScheduledExecutorService scheduler;
-    private final Function<Map<String, Long>, CompletableFuture<?>> positionsSubmitter;
+    private final BiFunction<Map<String, Long>, Map<String, UnavailableRange>, CompletableFuture<?>> positionsSubmitter;
     private final long ackIntervalMs;
     private final java.util.function.LongSupplier leaderTerm;
 
@@ -88,7 +88,7 @@ public final class ExporterDirector
         final ExporterRegistry registry,
         final Path dataDir,
         final ScheduledExecutorService scheduler,
-        final Function<Map<String, Long>, CompletableFuture<?>> positionsSubmitter,
+        final BiFunction<Map<String, Long>, Map<String, UnavailableRange>, CompletableFuture<?>> positionsSubmitter,
         final long ackIntervalMs,
         final java.util.function.LongSupplier leaderTerm)
     {
@@ -190,9 +190,11 @@ public final class ExporterDirector
         final List<ExporterStatus> statuses = new ArrayList<>();
         for (final Container container : containers)
         {
+            final UnavailableRange range = container.unavailableRange();
             statuses.add(new ExporterStatus(container.config.id(), container.config.type(),
                 container.acknowledged.get(), container.retrying, container.lastError, container.totalFailures,
-                container.deadLetters.get(), container.sinkWrites.get(), container.sinkWriteNanos.get()));
+                container.deadLetters.get(), container.sinkWrites.get(), container.sinkWriteNanos.get(),
+                range == null ? 0 : range.fromPosition(), range == null ? 0 : range.toPosition()));
         }
         return statuses;
     }
@@ -252,16 +254,24 @@ public final class ExporterDirector
             return;
         }
         Map<String, Long> advanced = null;
+        final Map<String, UnavailableRange> skipped = new HashMap<>();
         for (final Container container : containers)
         {
             final long acked = container.acknowledged.get();
-            if (acked > state.exporterPosition(container.config.id()))
+            final String id = container.config.id();
+            // A start from latest and a move past a compacted range are replicated even without a new record.
+            final boolean unrecorded = container.mustRecordStart && !state.hasExporterPosition(id);
+            if (acked > state.exporterPosition(id) || unrecorded || container.pendingSkip != null)
             {
                 if (advanced == null)
                 {
                     advanced = new HashMap<>();
                 }
-                advanced.put(container.config.id(), acked);
+                advanced.put(id, acked);
+                if (container.pendingSkip != null)
+                {
+                    skipped.put(id, container.pendingSkip);
+                }
             }
         }
         if (advanced == null)
@@ -279,7 +289,7 @@ public final class ExporterDirector
             {
                 return;
             }
-            submitted = positionsSubmitter.apply(advanced);
+            submitted = positionsSubmitter.apply(advanced, skipped);
             positionsInFlight = submitted;
         }
         finally
@@ -296,6 +306,16 @@ public final class ExporterDirector
                 if (term == submittedInTerm)
                 {
                     ackInFlight = false;
+                    if (e == null)
+                    {
+                        for (final Container container : containers)
+                        {
+                            if (container.pendingSkip != null && container.pendingSkip.equals(skipped.get(container.config.id())))
+                            {
+                                container.pendingSkip = null; // replicated: every replica and the view have it
+                            }
+                        }
+                    }
                 }
             }
             if (e != null)
@@ -326,15 +346,57 @@ public final class ExporterDirector
         /** Read by status requests on other threads. */
         private volatile boolean retrying;
         private volatile String lastError;
+        /** The compacted range this term moved past, until its positions entry committed; the director's thread. */
+        private volatile UnavailableRange pendingSkip;
+        /** Started from latest with no replicated position: the start is replicated even before any record. */
+        private final boolean mustRecordStart;
 
         Container(final ExporterConfig config)
         {
             this.config = config;
             this.maxBackoffMs = ExporterRegistry.maxBackoffMs(config);
             this.backoffMs = Math.min(MIN_BACKOFF_MS, maxBackoffMs);
-            final long replicated = state.exporterPosition(config.id());
-            this.acknowledged.set(replicated);
-            this.nextPosition = replicated + 1;
+            long start = state.exporterPosition(config.id());
+            final boolean fresh = !state.hasExporterPosition(config.id());
+            if (fresh && config.startFrom() == ExporterConfig.StartFrom.LATEST)
+            {
+                start = state.lastPosition();
+                LOG.info("partition {} on broker {}: exporter {} is new here and starts from latest: after position {}",
+                    partitionId, brokerId, config.id(), start);
+            }
+            this.mustRecordStart = fresh && config.startFrom() == ExporterConfig.StartFrom.LATEST;
+            this.acknowledged.set(start);
+            this.nextPosition = start + 1;
+        }
+
+        /** The range shown in the view: the one moved past in this term until replicated, then the replicated one. */
+        UnavailableRange unavailableRange()
+        {
+            final UnavailableRange replicated = state.unavailableRange(config.id());
+            final UnavailableRange pending = pendingSkip;
+            return pending == null ? replicated : replicated == null ? pending : replicated.merge(pending);
+        }
+
+        /**
+         * When the next record was compacted away (the exporter is new here, renamed, re-added after its position
+         * went, or its position fell behind by any other cause), moves to the first record the log still holds
+         * instead of retrying forever, and says so: once in a WARN line, and in the view until replicated, then in
+         * the replicated state. Its acknowledged position moves with it, so it never holds compaction back.
+         */
+        private void skipCompacted()
+        {
+            final long firstHeld = state.recordLog().firstPosition();
+            if (nextPosition >= firstHeld)
+            {
+                return;
+            }
+            final UnavailableRange range = new UnavailableRange(nextPosition, firstHeld - 1);
+            LOG.warn("partition {} on broker {}: exporter {} can never export positions {}: they were compacted " +
+                    "before it got there (new, renamed or re-added exporter); it goes on from position {}, the " +
+                    "oldest the partition holds", partitionId, brokerId, config.id(), range, firstHeld);
+            pendingSkip = pendingSkip == null ? range : pendingSkip.merge(range);
+            acknowledged.accumulateAndGet(firstHeld - 1, Math::max);
+            nextPosition = firstHeld;
         }
 
         @Override
@@ -368,7 +430,7 @@ public final class ExporterDirector
                 {
                     exporter = registry.create(config);
                     exporter.configure(new ExporterContext(config.id(), partitionId, brokerId, dataDir,
-                        config.properties()));
+                        config.exporterProperties()));
                     exporter.open(this);
                     opened = true;
                 }
@@ -434,6 +496,7 @@ public final class ExporterDirector
             {
                 // After a reset to latest the replicated position jumps past the backfilled range: follow it.
                 nextPosition = Math.max(nextPosition, state.exporterPosition(config.id()) + 1);
+                skipCompacted();
                 batch.clear();
                 final int read = state.recordLog().read(nextPosition, BATCH_RECORDS, batch);
                 if (read == 0)

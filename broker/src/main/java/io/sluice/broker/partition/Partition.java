@@ -502,13 +502,14 @@ public final class Partition implements PartitionListener, AutoCloseable
         });
     }
 
-    private CompletableFuture<Object> submitExporterPositions(final Map<String, Long> positions)
+    private CompletableFuture<Object> submitExporterPositions(
+        final Map<String, Long> positions, final Map<String, UnavailableRange> unavailable)
     {
         if (leaderTerm() < 0)
         {
             return CompletableFuture.completedFuture(null);
         }
-        return submitLocal(StateEntries.exporterPositions(positions)).thenApply((r) -> r);
+        return submitLocal(StateEntries.exporterPositions(positions, unavailable)).thenApply((r) -> r);
     }
 
     // ------------------------------------------------------------------------------------------- Ratis
@@ -698,7 +699,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .forEach((id) -> positions.put(id, state.exporterPosition(id)));
         return new PartitionStatus(partitionId, role, term, leaderId, exporting.heldState(),
             exporting.version(), state.lastPosition(), state.exportedPosition(),
-            positions);
+            positions, state.firstPosition());
     }
 
     @Override

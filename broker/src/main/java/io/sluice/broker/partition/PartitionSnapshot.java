@@ -34,16 +34,31 @@ public record PartitionSnapshot(
     long lastRecordRaftIndex,
     Map<String, Long> exporterPositions,
     byte[] backfills,
-    byte[] idempotency)
+    byte[] idempotency,
+    Map<String, UnavailableRange> unavailable)
 {
     /** The {@code backfills} of a snapshot without backfill tasks. */
     public static final byte[] NO_BACKFILLS = new byte[0];
+    /** Version 4 snapshots read as having no unavailable ranges (version 5 added them). */
+    static final int OLDEST_READ_VERSION = 4;
 
     public PartitionSnapshot
     {
         exporterPositions = Collections.unmodifiableMap(new TreeMap<>(exporterPositions));
+        unavailable = Collections.unmodifiableMap(new TreeMap<>(unavailable));
         backfills = backfills.clone();
         idempotency = idempotency.clone();
+    }
+
+    /** A snapshot in which no exporter has a range it can never export. */
+    public PartitionSnapshot(
+        final long lastPosition,
+        final long lastRecordRaftIndex,
+        final Map<String, Long> exporterPositions,
+        final byte[] backfills,
+        final byte[] idempotency)
+    {
+        this(lastPosition, lastRecordRaftIndex, exporterPositions, backfills, idempotency, Map.of());
     }
 
     @Override
@@ -67,7 +82,14 @@ public record PartitionSnapshot(
             .lastPosition(lastPosition)
             .lastRecordRaftIndex(lastRecordRaftIndex);
         final PartitionSnapshotEncoder.ExportersEncoder exporters = encoder.exportersCount(exporterPositions.size());
-        exporterPositions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
+        exporterPositions.forEach((id, position) ->
+        {
+            final UnavailableRange range = unavailable.get(id);
+            exporters.next().position(position)
+                .unavailableFrom(range == null ? 0 : range.fromPosition())
+                .unavailableTo(range == null ? 0 : range.toPosition())
+                .exporterId(id);
+        });
         encoder.putIdempotency(idempotency, 0, idempotency.length);
         encoder.putBackfillTasks(backfills, 0, backfills.length);
         return Arrays.copyOf(buffer.byteArray(), MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
@@ -93,10 +115,11 @@ public record PartitionSnapshot(
         {
             throw new IOException(source + " is not a partition snapshot");
         }
-        if (header.version() < PartitionSnapshotDecoder.SCHEMA_VERSION)
+        if (header.version() < OLDEST_READ_VERSION)
         {
             throw new IOException(source + " is a partition snapshot of schema version " + header.version() +
-                ", written by an earlier Sluice version; this one reads version " + PartitionSnapshotDecoder.SCHEMA_VERSION);
+                ", written by an earlier Sluice version; this one reads versions " + OLDEST_READ_VERSION + " to " +
+                PartitionSnapshotDecoder.SCHEMA_VERSION);
         }
         // A view of exactly the given bytes: a length that lies reads past it and fails instead of reading beyond.
         final UnsafeBuffer bytes = new UnsafeBuffer(buffer, offset, length);
@@ -107,10 +130,17 @@ public record PartitionSnapshot(
             final long lastPosition = decoder.lastPosition();
             final long lastRecordRaftIndex = decoder.lastRecordRaftIndex();
             final Map<String, Long> positions = new TreeMap<>();
+            final Map<String, UnavailableRange> unavailable = new TreeMap<>();
             for (final PartitionSnapshotDecoder.ExportersDecoder exporter : decoder.exporters())
             {
                 final long position = exporter.position();
-                positions.put(exporter.exporterId(), position);
+                final UnavailableRange range = UnavailableRange.ofEncoded(exporter.unavailableFrom(), exporter.unavailableTo());
+                final String id = exporter.exporterId();
+                positions.put(id, position);
+                if (range != null)
+                {
+                    unavailable.put(id, range);
+                }
             }
             final byte[] idempotency = section(decoder.idempotencyLength(), length - decoder.limit() -
                 PartitionSnapshotDecoder.idempotencyHeaderLength(), source, "append ids");
@@ -118,7 +148,7 @@ public record PartitionSnapshot(
             final byte[] backfills = section(decoder.backfillTasksLength(), length - decoder.limit() -
                 PartitionSnapshotDecoder.backfillTasksHeaderLength(), source, "backfill tasks");
             decoder.getBackfillTasks(backfills, 0, backfills.length);
-            return new PartitionSnapshot(lastPosition, lastRecordRaftIndex, positions, backfills, idempotency);
+            return new PartitionSnapshot(lastPosition, lastRecordRaftIndex, positions, backfills, idempotency, unavailable);
         }
         catch (final IndexOutOfBoundsException e)
         {
@@ -157,6 +187,7 @@ public record PartitionSnapshot(
             lastPosition == that.lastPosition &&
             lastRecordRaftIndex == that.lastRecordRaftIndex &&
             exporterPositions.equals(that.exporterPositions) &&
+            unavailable.equals(that.unavailable) &&
             Arrays.equals(backfills, that.backfills) &&
             Arrays.equals(idempotency, that.idempotency);
     }
@@ -164,7 +195,7 @@ public record PartitionSnapshot(
     @Override
     public int hashCode()
     {
-        return Objects.hash(lastPosition, lastRecordRaftIndex, exporterPositions,
+        return Objects.hash(lastPosition, lastRecordRaftIndex, exporterPositions, unavailable,
             Arrays.hashCode(backfills), Arrays.hashCode(idempotency));
     }
 
@@ -172,7 +203,7 @@ public record PartitionSnapshot(
     public String toString()
     {
         return "PartitionSnapshot[lastPosition=" + lastPosition + ", lastRecordRaftIndex=" + lastRecordRaftIndex +
-            ", exporterPositions=" + exporterPositions + ", backfills=" + backfills.length + " bytes, idempotency=" +
+            ", exporterPositions=" + exporterPositions + ", unavailable=" + unavailable + ", backfills=" + backfills.length + " bytes, idempotency=" +
             idempotency.length + " bytes]";
     }
 }

@@ -72,6 +72,8 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final Listener listener;
     private final ExportGate exportGate = new ExportGate();
     private final Map<String, Long> exporterPositions = new ConcurrentHashMap<>();
+    /** Per exporter, the latest range it moved past because it was compacted away (issue 29). */
+    private final Map<String, UnavailableRange> unavailable = new ConcurrentHashMap<>();
 
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
@@ -130,6 +132,7 @@ public final class PartitionState implements PartitionBackfills.StateView
     public void restore(final Path directory, final PartitionSnapshot snapshot) throws IOException
     {
         exporterPositions.clear();
+        unavailable.clear();
         idempotency.clear();
         long lastPosition = 0;
         long lastRecordRaftIndex = 0;
@@ -139,6 +142,7 @@ public final class PartitionState implements PartitionBackfills.StateView
             lastPosition = snapshot.lastPosition();
             lastRecordRaftIndex = snapshot.lastRecordRaftIndex();
             exporterPositions.putAll(snapshot.exporterPositions());
+            unavailable.putAll(snapshot.unavailable());
             backfillState = snapshot.backfills();
             if (snapshot.idempotency().length > 0)
             {
@@ -185,7 +189,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         final byte[] ids = new byte[idempotency.snapshotLength()]; // exactly what write takes: no copy to trim
         idempotency.write(new UnsafeBuffer(ids), 0);
         return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), new TreeMap<>(exporterPositions),
-            backfillState, ids);
+            backfillState, ids, new TreeMap<>(unavailable));
     }
 
     public void closeLog()
@@ -455,7 +459,14 @@ public final class PartitionState implements PartitionBackfills.StateView
         for (final ExporterPositionsEntryDecoder.ExportersDecoder exporter : decoder.exporters())
         {
             final long position = exporter.position();
-            exporterPositions.merge(exporter.exporterId(), position, Math::max);
+            // A version 4 entry reads the fields' null value: no range.
+            final UnavailableRange range = UnavailableRange.ofEncoded(exporter.unavailableFrom(), exporter.unavailableTo());
+            final String id = exporter.exporterId();
+            exporterPositions.merge(id, position, Math::max);
+            if (range != null)
+            {
+                unavailable.merge(id, range, UnavailableRange::merge);
+            }
         }
     }
 
@@ -497,6 +508,13 @@ public final class PartitionState implements PartitionBackfills.StateView
         return log == null ? 0 : log.lastPosition();
     }
 
+    /** Lowest position the log still holds ({@link RecordLog#firstPosition}); 1 before it is open. */
+    public long firstPosition()
+    {
+        final RecordLog log = this.log;
+        return log == null ? 1 : log.firstPosition();
+    }
+
     public ExportGate exportGate()
     {
         return exportGate;
@@ -507,6 +525,18 @@ public final class PartitionState implements PartitionBackfills.StateView
     public long exporterPosition(final String exporterId)
     {
         return exporterPositions.getOrDefault(exporterId, 0L);
+    }
+
+    /** Whether the exporter has a replicated position here (it ran on this partition before). */
+    public boolean hasExporterPosition(final String exporterId)
+    {
+        return exporterPositions.containsKey(exporterId);
+    }
+
+    /** The latest range the exporter moved past because it was compacted away, or null. Any thread. */
+    public UnavailableRange unavailableRange(final String exporterId)
+    {
+        return unavailable.get(exporterId);
     }
 
     /**

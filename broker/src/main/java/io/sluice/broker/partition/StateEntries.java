@@ -27,11 +27,24 @@ final class StateEntries
 
     static Message exporterPositions(final Map<String, Long> positions)
     {
+        return exporterPositions(positions, Map.of());
+    }
+
+    /** Positions, each with the range the exporter moved past to get there where {@code unavailable} has one. */
+    static Message exporterPositions(final Map<String, Long> positions, final Map<String, UnavailableRange> unavailable)
+    {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
         final ExporterPositionsEntryEncoder encoder = new ExporterPositionsEntryEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
         final ExporterPositionsEntryEncoder.ExportersEncoder exporters = encoder.exportersCount(positions.size());
-        positions.forEach((id, position) -> exporters.next().position(position).exporterId(id));
+        positions.forEach((id, position) ->
+        {
+            final UnavailableRange range = unavailable.get(id);
+            exporters.next().position(position)
+                .unavailableFrom(range == null ? 0 : range.fromPosition())
+                .unavailableTo(range == null ? 0 : range.toPosition())
+                .exporterId(id);
+        });
         final int length = MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength();
         return Message.valueOf(UnsafeByteOperations.unsafeWrap(Arrays.copyOf(buffer.byteArray(), length)));
     }

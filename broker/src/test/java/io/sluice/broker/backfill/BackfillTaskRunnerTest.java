@@ -101,6 +101,27 @@ class BackfillTaskRunnerTest
     }
 
     @Test
+    void aTaskWhoseStartWasCompactedAwayExportsTheHeldPartAndSucceeds() throws IOException
+    {
+        log.roll();
+        log.compact(2_000);
+        final long firstHeld = log.firstPosition();
+        assertThat(firstHeld).as("some segments went").isGreaterThan(1).isLessThanOrEqualTo(2_000);
+        final BackfillSupervisor supervisor = supervisor(factory());
+        supervisor.onBecomeLeader();
+
+        registry.register(new BackfillEntry.Register("b1", "file", 2, 1, 1_000), 0, 4_000);
+
+        awaitState("b1", BackfillTaskState.SUCCEEDED);
+        assertThat(exportedPositions()).containsExactlyInAnyOrderElementsOf(range(firstHeld, 4_000));
+        assertThat(registry.tasksOf("b1")).allSatisfy(task ->
+        {
+            assertThat(task.exportedUpTo()).isEqualTo(task.toPosition());
+            assertThat(task.attempts()).as("never failed for the compacted part").isEqualTo(1);
+        });
+    }
+
+    @Test
     void aFailedAttemptIsRetriedFromItsCheckpoint() throws IOException
     {
         final AtomicInteger opened = new AtomicInteger();

@@ -47,4 +47,25 @@ final class ExporterRegistryTest
         assertThatThrownBy(() -> ExporterRegistry.builtIn().validate(one("file", Map.of("retry.max-backoff", "never"))))
             .hasMessageStartingWith("sluice.exporters.search.retry.max-backoff: 'never'");
     }
+
+    @Test
+    void startFromIsEarliestByDefaultOrLatestAndNeverReachesTheExporter()
+    {
+        assertThat(new ExporterConfig("f", "file", Map.of()).startFrom()).isEqualTo(ExporterConfig.StartFrom.EARLIEST);
+        final ExporterConfig latest = new ExporterConfig("s", "opensearch", Map.of("start-from", "Latest", "index", "x"));
+        assertThat(latest.startFrom()).isEqualTo(ExporterConfig.StartFrom.LATEST);
+        assertThat(latest.exporterProperties()).containsOnlyKeys("index");
+        // an opensearch exporter refuses unknown properties: start-from is the broker's, so it passes
+        ExporterRegistry.builtIn().validate(Map.of("s", latest));
+    }
+
+    @Test
+    void aBadStartFromStopsTheBrokerNamingTheSetting()
+    {
+        assertThatThrownBy(() -> ExporterRegistry.builtIn().validate(one("file", Map.of("start-from", "beginning"))))
+            .isInstanceOf(InvalidClusterConfigException.class)
+            .hasMessageStartingWith("sluice.exporters.search.start-from: 'beginning' is neither earliest")
+            .satisfies(e -> assertThat(((InvalidClusterConfigException)e).setting())
+                .isEqualTo("sluice.exporters.search.start-from"));
+    }
 }

@@ -29,6 +29,38 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The snapshot file's content and its files in the state machine directory, without a Raft group. */
 class PartitionSnapshotTest
 {
+    @Test
+    void aVersion4SnapshotIsStillReadWithoutUnavailableRanges() throws IOException
+    {
+        // The version 4 layout byte by byte: header, block, exporters group (block 8: position only), two sections.
+        final byte[] id = "file".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        final UnsafeBuffer v4 = new UnsafeBuffer(new byte[8 + 16 + 4 + 8 + 4 + id.length + 4 + 4]);
+        int at = 0;
+        v4.putShort(at, (short)16, ByteOrder.LITTLE_ENDIAN);
+        v4.putShort(at + 2, (short)PartitionSnapshotEncoder.TEMPLATE_ID, ByteOrder.LITTLE_ENDIAN);
+        v4.putShort(at + 4, (short)PartitionSnapshotEncoder.SCHEMA_ID, ByteOrder.LITTLE_ENDIAN);
+        v4.putShort(at + 6, (short)4, ByteOrder.LITTLE_ENDIAN);
+        at += 8;
+        v4.putLong(at, 40, ByteOrder.LITTLE_ENDIAN);
+        v4.putLong(at + 8, 12, ByteOrder.LITTLE_ENDIAN);
+        at += 16;
+        v4.putShort(at, (short)8, ByteOrder.LITTLE_ENDIAN);
+        v4.putShort(at + 2, (short)1, ByteOrder.LITTLE_ENDIAN);
+        at += 4;
+        v4.putLong(at, 7, ByteOrder.LITTLE_ENDIAN);
+        at += 8;
+        v4.putInt(at, id.length, ByteOrder.LITTLE_ENDIAN);
+        v4.putBytes(at + 4, id);
+        at += 4 + id.length;
+        v4.putInt(at, 0, ByteOrder.LITTLE_ENDIAN);
+        v4.putInt(at + 4, 0, ByteOrder.LITTLE_ENDIAN);
+
+        final PartitionSnapshot read = PartitionSnapshot.decode(v4, 0, v4.capacity(), "v4");
+
+        assertThat(read).isEqualTo(new PartitionSnapshot(40, 12, Map.of("file", 7L), new byte[0], new byte[0]));
+        assertThat(read.unavailable()).isEmpty();
+    }
+
     /** Offset of the version in the SBE message header (blockLength, templateId, schemaId, version). */
     private static final int HEADER_VERSION_OFFSET = 6;
 

@@ -237,6 +237,49 @@ class PartitionStateTest
     }
 
     @Test
+    void anExporterMovedPastACompactedRangeHasTheRangeOnEveryReplicaAndInTheSnapshotAndHoldsNoCompaction()
+        throws IOException
+    {
+        state.apply(2, append("a=one", "b=two", "c=three", "d=four"));
+        state.apply(3, exporterPositions(Map.of("file", 4L)));
+        assertThat(state.hasExporterPosition("kafka")).as("kafka is new here").isFalse();
+        assertThat(state.compactionFloor()).as("a new exporter holds the log until it moved").isEqualTo(1);
+
+        state.apply(4, entry(StateEntries.exporterPositions(Map.of("kafka", 2L), Map.of("kafka", new UnavailableRange(1, 2)))));
+        state.apply(5, entry(StateEntries.exporterPositions(Map.of("kafka", 3L), Map.of("kafka", new UnavailableRange(3, 3)))));
+
+        assertThat(state.unavailableRange("kafka")).as("touching ranges are one").isEqualTo(new UnavailableRange(1, 3));
+        assertThat(state.unavailableRange("file")).isNull();
+        assertThat(state.compactionFloor()).isEqualTo(4);
+        final PartitionSnapshot snapshot = state.snapshot();
+        final byte[] file = snapshot.encode();
+        final PartitionSnapshot read = PartitionSnapshot.decode(new UnsafeBuffer(file), 0, file.length, "test");
+        assertThat(read).isEqualTo(snapshot);
+        assertThat(read.unavailable()).containsExactly(Map.entry("kafka", new UnavailableRange(1, 3)));
+        final PartitionState restarted = restart(state, snapshot, true);
+        assertThat(restarted.unavailableRange("kafka")).isEqualTo(new UnavailableRange(1, 3));
+    }
+
+    @Test
+    void anExporterRemovedFromTheConfigurationNoLongerHoldsCompaction() throws IOException
+    {
+        state.apply(2, exporterPositions(Map.of("file", 5L, "kafka", 3L, "gone", 1L)));
+        assertThat(state.compactionFloor()).as("gone is not configured").isEqualTo(4);
+        final PartitionSnapshot snapshot = state.snapshot();
+        state.closeLog();
+        final PartitionState onlyFile = new PartitionState(0, PARTITION, Set.of("file"), SEGMENT_BYTES, listener);
+        opened.add(onlyFile);
+        onlyFile.restore(dir, snapshot);
+        assertThat(onlyFile.exporterPosition("kafka")).as("its position is kept, should it come back").isEqualTo(3);
+        assertThat(onlyFile.compactionFloor()).isEqualTo(6);
+    }
+
+    private static UnsafeBuffer entry(final org.apache.ratis.protocol.Message message)
+    {
+        return new UnsafeBuffer(message.getContent().toByteArray());
+    }
+
+    @Test
     void aStateRestoredFromItsSnapshotEqualsTheOriginalAndAppliesTheEntriesAfterItOnce() throws IOException
     {
         wireBackfills(state);

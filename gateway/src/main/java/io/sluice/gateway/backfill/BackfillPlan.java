@@ -10,15 +10,18 @@ import java.util.List;
  * the real ranges end later.
  *
  * @param backfillTaskCount tasks in the plan (may be below the number asked for when ranges are shorter).
+ * @param unavailable       per partition, the part of the skipped range the log no longer holds (compacted): never
+ *                          backfilled, and no task fails for it (issue 29).
  */
-@JsonPropertyOrder({"dryRun", "exporterId", "backfillTaskCount", "partitions", "ranges", "tasks"})
+@JsonPropertyOrder({"dryRun", "exporterId", "backfillTaskCount", "partitions", "ranges", "tasks", "unavailable"})
 public record BackfillPlan(
     boolean dryRun,
     String exporterId,
     int backfillTaskCount,
     List<Partition> partitions,
     List<BackfillView.Range> ranges,
-    List<Task> tasks)
+    List<Task> tasks,
+    List<BackfillView.Range> unavailable)
 {
     /**
      * One partition: the exporter's position now ({@code oldPosition}), where the reset moves it
@@ -32,7 +35,7 @@ public record BackfillPlan(
     {
         public boolean hasRange()
         {
-            return newPosition > oldPosition;
+            return toPosition >= fromPosition && newPosition > oldPosition;
         }
     }
 

@@ -301,6 +301,7 @@ public class BackfillService
         final String exporterId, final OptionalInt requested, final Map<Integer, Integer> leaders, final boolean dryRun)
     {
         final List<BackfillPlan.Partition> lagging = new ArrayList<>();
+        final List<BackfillView.Range> unavailable = new ArrayList<>();
         final List<String> unknownPositions = new ArrayList<>();
         for (final Map.Entry<Integer, Integer> leader : leaders.entrySet())
         {
@@ -315,8 +316,14 @@ public class BackfillService
                 continue;
             }
             final long newPosition = Math.max(exported, status.lastPosition());
+            // What the log no longer holds is reported, not planned: the held part starts at the first held position.
+            final long fromPosition = Math.min(newPosition + 1, Math.max(exported + 1, status.firstPosition()));
+            if (fromPosition > exported + 1)
+            {
+                unavailable.add(new BackfillView.Range(partitionId, exported + 1, fromPosition - 1));
+            }
             lagging.add(new BackfillPlan.Partition(partitionId, leader.getValue(), exported, newPosition,
-                exported + 1, newPosition, 0, 0));
+                fromPosition, newPosition, 0, 0));
         }
         if (!unknownPositions.isEmpty())
         {
@@ -330,7 +337,7 @@ public class BackfillService
         // ranges of several partitions (task k covers the k-th, (k+N)-th, ... lagging partition).
         final boolean sharedTasks = taskCount < withRange.size();
         final int[] allocation = sharedTasks ? null : BackfillTaskSplit.allocate(
-            withRange.stream().mapToLong(p -> p.newPosition() - p.oldPosition()).toArray(), taskCount);
+            withRange.stream().mapToLong(p -> p.newPosition() - p.fromPosition() + 1).toArray(), taskCount);
 
         final List<BackfillPlan.Partition> partitions = new ArrayList<>();
         final List<BackfillView.Range> ranges = new ArrayList<>();
@@ -353,7 +360,7 @@ public class BackfillService
             ranges.add(new BackfillView.Range(partition.partitionId(), partition.fromPosition(), partition.toPosition()));
             int taskId = firstTaskId;
             for (final BackfillRanges.Range range :
-                BackfillRanges.split(partition.oldPosition(), partition.newPosition(), tasksHere))
+                BackfillRanges.split(partition.fromPosition() - 1, partition.newPosition(), tasksHere))
             {
                 tasks.add(new BackfillPlan.Task(taskId++, partition.partitionId(), range.fromPosition(), range.toPosition()));
             }
@@ -362,7 +369,7 @@ public class BackfillService
         tasks.sort(Comparator.comparingInt(BackfillPlan.Task::taskId).thenComparingInt(BackfillPlan.Task::partitionId));
         final int distinctTasks = (int)tasks.stream().mapToInt(BackfillPlan.Task::taskId).distinct().count();
         return new BackfillPlan(dryRun, exporterId, distinctTasks, List.copyOf(partitions), List.copyOf(ranges),
-            List.copyOf(tasks));
+            List.copyOf(tasks), List.copyOf(unavailable));
     }
 
     /**
@@ -431,7 +438,8 @@ public class BackfillService
                 }
             }
             final BackfillView view = BackfillViews.of(backfillId, exporterId, tasks,
-                failed.stream().map(PartitionAnswer::partitionId).toList(), clock.millis());
+                failed.stream().map(PartitionAnswer::partitionId).toList(), clock.millis())
+                .withUnavailable(plan.unavailable());
             if (!failed.isEmpty())
             {
                 LOG.warn("backfill {} of exporter {}: {} of {} partitions not reset: {}", backfillId, exporterId,

@@ -13,9 +13,11 @@ import java.util.List;
  * @param progress              positions exported over positions to export, 1.0 when there are none.
  * @param ratePerSecond         positions exported per second since the backfill was created.
  * @param unavailablePartitions partitions whose leader could not be asked: their tasks are missing here.
+ * @param unavailable           in a start's answer, the ranges the log no longer held (compacted): not backfilled.
  */
 @JsonPropertyOrder({"backfillId", "exporterId", "state", "progress", "ratePerSecond", "exportedPositions",
-    "totalPositions", "createdAtMs", "updatedAtMs", "ranges", "tasks", "unavailablePartitions"})
+    "totalPositions", "createdAtMs", "updatedAtMs", "ranges", "tasks", "unavailablePartitions",
+    "unavailable"})
 public record BackfillView(
     String backfillId,
     String exporterId,
@@ -28,8 +30,25 @@ public record BackfillView(
     long updatedAtMs,
     List<Range> ranges,
     List<Task> tasks,
-    List<Integer> unavailablePartitions)
+    List<Integer> unavailablePartitions,
+    @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Range> unavailable)
 {
+    public BackfillView(
+        final String backfillId, final String exporterId, final String state, final double progress,
+        final double ratePerSecond, final long exportedPositions, final long totalPositions, final long createdAtMs,
+        final long updatedAtMs, final List<Range> ranges, final List<Task> tasks, final List<Integer> unavailablePartitions)
+    {
+        this(backfillId, exporterId, state, progress, ratePerSecond, exportedPositions, totalPositions, createdAtMs,
+            updatedAtMs, ranges, tasks, unavailablePartitions, List.of());
+    }
+
+    /** This view with the ranges a start could not plan because they were compacted. */
+    public BackfillView withUnavailable(final List<Range> compacted)
+    {
+        return new BackfillView(backfillId, exporterId, state, progress, ratePerSecond, exportedPositions,
+            totalPositions, createdAtMs, updatedAtMs, ranges, tasks, unavailablePartitions, List.copyOf(compacted));
+    }
+
     /** The skipped range of one partition, inclusive. */
     @JsonPropertyOrder({"partitionId", "fromPosition", "toPosition"})
     public record Range(int partitionId, long fromPosition, long toPosition)

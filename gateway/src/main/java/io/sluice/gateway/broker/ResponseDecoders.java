@@ -95,6 +95,7 @@ final class ResponseDecoders
                 final long stateVersion = p.exportingStateVersion();
                 final long lastPosition = p.lastPosition();
                 final long exportedPosition = p.exportedPosition();
+                final long firstPosition = Math.max(0, p.firstPosition()); // null (version 4): 0, unknown
                 final Map<String, Long> exporterPositions = new HashMap<>();
                 for (final TopologyResponseDecoder.PartitionsDecoder.ExportersDecoder e : p.exporters())
                 {
@@ -111,7 +112,7 @@ final class ResponseDecoders
                 partitions.add(new PartitionStatus(partitionId, role, term, leaderId,
                     exportingState == ExportingState.SBE_UNKNOWN || exportingState == ExportingState.NULL_VAL ?
                         null : exportingState,
-                    stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions)));
+                    stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions), firstPosition));
             }
             checkLimit(topology.limit(), length, what);
             // Absent before protocol version 3: a broker that does not say has no control group to wait for.

@@ -143,7 +143,9 @@ public class ExportersService
                         state = ExportersView.EXPORTING;
                     }
                     return new ExportersView.Partition(partitionId, exporter.acknowledgedPosition(),
-                        lag(leader.lastPosition(), exporter.acknowledgedPosition()), state, exporter.lastError());
+                        lag(leader.lastPosition(), exporter.acknowledgedPosition()), state, exporter.lastError(),
+                        exporter.hasUnavailable() ? List.of(new ExportersView.Range(exporter.unavailableFrom(),
+                            exporter.unavailableTo())) : List.of());
                 }
             }
         }

@@ -7,7 +7,9 @@ import java.util.List;
 
 /**
  * {@code GET /actuator/exporters} (CONTRACT §3): every exporter with, per partition, its acknowledged position,
- * lag (the partition's last position minus it), state and last error. Positions are -1 when unknown.
+ * lag (the partition's last position minus it), state and last error, and {@code unavailable}: the positions it can
+ * never export there because they were compacted before it got there (empty when none; issue 29). Positions are -1
+ * when unknown.
  */
 @JsonPropertyOrder({ "exporters" })
 public record ExportersView(List<Exporter> exporters)
@@ -32,9 +34,26 @@ public record ExportersView(List<Exporter> exporters)
         }
     }
 
-    @JsonPropertyOrder({ "partitionId", "position", "lag", "state", "lastError" })
+    @JsonPropertyOrder({ "partitionId", "position", "lag", "state", "lastError", "unavailable" })
     public record Partition(int partitionId, long position, long lag, String state,
-                            @JsonInclude(JsonInclude.Include.ALWAYS) String lastError)
+                            @JsonInclude(JsonInclude.Include.ALWAYS) String lastError, List<Range> unavailable)
+    {
+        public Partition
+        {
+            unavailable = List.copyOf(unavailable);
+        }
+
+        /** A partition where the exporter missed nothing. */
+        public Partition(final int partitionId, final long position, final long lag, final String state,
+            final String lastError)
+        {
+            this(partitionId, position, lag, state, lastError, List.of());
+        }
+    }
+
+    /** Positions {@code fromPosition..toPosition}, both included. */
+    @JsonPropertyOrder({ "fromPosition", "toPosition" })
+    public record Range(long fromPosition, long toPosition)
     {
     }
 }

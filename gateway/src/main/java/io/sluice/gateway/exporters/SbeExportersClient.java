@@ -82,6 +82,9 @@ public final class SbeExportersClient implements ExportersClient
                 final long deadLetters = exporter.deadLetters();
                 final long sinkWrites = exporter.sinkWrites();
                 final long sinkWriteNanos = exporter.sinkWriteNanos();
+                // A version 4 broker's answer reads the null value: no range.
+                final long unavailableFrom = Math.max(0, exporter.unavailableFrom());
+                final long unavailableTo = unavailableFrom == 0 ? 0 : Math.max(0, exporter.unavailableTo());
                 checkVarData(buffer, response.limit(), length, what);
                 final String id = exporter.exporterId();
                 checkVarData(buffer, response.limit(), length, what);
@@ -90,7 +93,7 @@ public final class SbeExportersClient implements ExportersClient
                 final String lastError = exporter.lastError();
                 checkLimit(response.limit(), length, what);
                 exporters.add(new ExporterStatus(id, type, position, retrying, lastError.isEmpty() ? null : lastError,
-                    failures, deadLetters, sinkWrites, sinkWriteNanos));
+                    failures, deadLetters, sinkWrites, sinkWriteNanos, unavailableFrom, unavailableTo));
             }
             return new PartitionExporters(partitionId, state, lastPosition, List.copyOf(exporters));
         });

@@ -325,6 +325,29 @@ class BackfillServiceTest
     }
 
     @Test
+    void aRangeThePartitionNoLongerHoldsIsReportedUnavailableAndTheHeldPartIsPlannedInTheDryRunAndTheStart()
+    {
+        for (int p = 1; p <= 6; p++)
+        {
+            cluster.exported.put(p, cluster.last.get(p)); // up to date
+        }
+        cluster.exported.put(3, 0L);
+        cluster.last.put(3, 1_000L);
+        cluster.firstHeld.put(3, 601L);
+
+        final BackfillPlan plan = service.plan("file", "2").join();
+
+        assertThat(plan.unavailable()).containsExactly(new BackfillView.Range(3, 1, 600));
+        assertThat(plan.ranges()).containsExactly(new BackfillView.Range(3, 601, 1_000));
+        assertThat(plan.tasks()).extracting(BackfillPlan.Task::fromPosition, BackfillPlan.Task::toPosition)
+            .containsExactly(tuple(601L, 800L), tuple(801L, 1_000L));
+        assertThat(cluster.sent(START)).isZero();
+
+        final BackfillView view = service.start("file", "2").join();
+        assertThat(view.unavailable()).containsExactly(new BackfillView.Range(3, 1, 600));
+    }
+
+    @Test
     void aSingleLaggingPartitionGetsEveryTaskSplitByPosition()
     {
         for (int p = 1; p <= 6; p++)

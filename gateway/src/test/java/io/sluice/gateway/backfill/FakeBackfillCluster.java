@@ -54,6 +54,8 @@ final class FakeBackfillCluster implements ClusterTopology, BackfillClient
     final Queue<Call> calls = new ConcurrentLinkedQueue<>();
     final Map<Integer, Integer> leaders = new ConcurrentHashMap<>();
     final Map<Integer, Long> exported = new ConcurrentHashMap<>();
+    /** Each partition's first held position (below it, compacted); absent: 1. */
+    final Map<Integer, Long> firstHeld = new ConcurrentHashMap<>();
     final Map<Integer, Long> last = new ConcurrentHashMap<>();
     final Map<Integer, Boolean> unreachable = new ConcurrentHashMap<>();
     /** The control group's leader as the topology reports it; -1 for none known. */
@@ -139,7 +141,7 @@ final class FakeBackfillCluster implements ClusterTopology, BackfillClient
         final boolean leads = leader != null && leader == replica.brokerId();
         return Optional.of(new PartitionStatus(p, leads ? PartitionRole.LEADER : PartitionRole.FOLLOWER,
             3, leader == null ? -1 : leader, ExportingState.EXPORTING, 1, last.get(p), exported.get(p),
-            Map.of(exporterId, exported.get(p))));
+            Map.of(exporterId, exported.get(p)), firstHeld.getOrDefault(p, 1L)));
     }
 
     @Override

@@ -85,4 +85,22 @@ final class ExportersServiceTest
         final ExportersView.Partition first = service.view().join().exporters().get(0).partitions().get(0);
         assertThat(first).isEqualTo(new ExportersView.Partition(1, -1, -1, "UNKNOWN", "partition 1 has no reachable leader"));
     }
+
+    @Test
+    void theRangeAnExporterCanNeverExportIsShownUnderUnavailable()
+    {
+        for (int partitionId = 1; partitionId <= 6; partitionId++)
+        {
+            leads(partitionId % 3, partitionId, 100, 50);
+            answers(partitionId, ExportingState.EXPORTING, 100, partitionId == 2 ?
+                new ExporterStatus("search", "opensearch", 60, false, null, 0, 0, 0, 0, 1, 40) :
+                search(100, false, null));
+        }
+
+        final List<ExportersView.Partition> partitions = service.view().join().exporters().get(0).partitions();
+
+        assertThat(partitions.get(1)).isEqualTo(new ExportersView.Partition(2, 60, 40, "EXPORTING", null,
+            List.of(new ExportersView.Range(1, 40))));
+        assertThat(partitions.get(0).unavailable()).isEmpty();
+    }
 }

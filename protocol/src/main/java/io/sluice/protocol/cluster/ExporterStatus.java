@@ -5,7 +5,9 @@ package io.sluice.protocol.cluster;
  * {@code ExportersStatusResponse} and the gateway reads it back: the position acknowledged so far (not yet
  * necessarily replicated), whether its sink is failing and is being retried, with the last error ({@code null}
  * when none), and how many attempts failed in this leadership term; what the exporter reported of its writes to
- * the sink (count, summed latency) and of records it sent to a dead-letter store, also in this term.
+ * the sink (count, summed latency) and of records it sent to a dead-letter store, also in this term; and the range
+ * of positions it can never export because they were compacted before it got there ({@code unavailableFrom} to
+ * {@code unavailableTo}, both 0 when none).
  */
 public record ExporterStatus(
     String exporterId,
@@ -16,6 +18,23 @@ public record ExporterStatus(
     long failures,
     long deadLetters,
     long sinkWrites,
-    long sinkWriteNanos)
+    long sinkWriteNanos,
+    long unavailableFrom,
+    long unavailableTo)
 {
+    /** An exporter without a range it can never export. */
+    public ExporterStatus(
+        final String exporterId, final String type, final long acknowledgedPosition, final boolean retrying,
+        final String lastError, final long failures, final long deadLetters, final long sinkWrites,
+        final long sinkWriteNanos)
+    {
+        this(exporterId, type, acknowledgedPosition, retrying, lastError, failures, deadLetters, sinkWrites,
+            sinkWriteNanos, 0, 0);
+    }
+
+    /** Whether some positions were compacted before this exporter got there. */
+    public boolean hasUnavailable()
+    {
+        return unavailableFrom > 0 && unavailableTo >= unavailableFrom;
+    }
 }

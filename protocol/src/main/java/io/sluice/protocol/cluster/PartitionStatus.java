@@ -19,6 +19,16 @@ public record PartitionStatus(
     long exportingStateVersion,
     long lastPosition,
     long exportedPosition,
-    Map<String, Long> exporterPositions)
+    Map<String, Long> exporterPositions,
+    long firstPosition)
 {
+    /** A status without the first held position (a version 4 broker's): taken as 0, unknown. */
+    public PartitionStatus(
+        final int partitionId, final PartitionRole role, final long term, final int leaderId,
+        final ExportingState exportingState, final long exportingStateVersion, final long lastPosition,
+        final long exportedPosition, final Map<String, Long> exporterPositions)
+    {
+        this(partitionId, role, term, leaderId, exportingState, exportingStateVersion, lastPosition, exportedPosition,
+            exporterPositions, 0);
+    }
 }

@@ -67,7 +67,11 @@ public final class SluiceCluster implements AutoCloseable
     private final int partitionCount;
     private final int replicationFactor;
     private final List<InetSocketAddress> brokerAddresses;
+    /** Each broker's process; replaced by {@link #reconfigureBroker} while the broker is down. */
     private final List<SluiceProcess> brokers;
+    /** Each broker's command as built, which {@link #reconfigureBroker} adds to. */
+    private final List<List<String>> brokerCommands = new ArrayList<>();
+    private final Path pidFile;
     private final PartitionDistribution distribution;
     private final List<SluiceProcess> gateways;
     private final List<GatewayClient> clients;
@@ -85,7 +89,7 @@ public final class SluiceCluster implements AutoCloseable
         this.token = builder.token;
         this.requestTimeout = builder.requestTimeout;
         final Path jar = jar();
-        final Path pidFile = runDirectory.resolve("pids");
+        this.pidFile = runDirectory.resolve("pids");
         SluiceProcess.killLeftovers(pidFile, runDirectory);
 
         final List<InetSocketAddress> addresses = new ArrayList<>();
@@ -110,11 +114,12 @@ public final class SluiceCluster implements AutoCloseable
             properties.put("sluice.broker.node-id", Integer.toString(id));
             properties.putAll(builder.brokerProperties);
             properties.putAll(builder.oneBrokerProperties.getOrDefault(id, Map.of()));
-            brokerProcesses.add(new SluiceProcess("broker-" + id,
-                SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties)),
+            final List<String> command = SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties));
+            brokerCommands.add(command);
+            brokerProcesses.add(new SluiceProcess("broker-" + id, command,
                 runDirectory, runDirectory.resolve("logs").resolve("broker-" + id + ".log"), pidFile));
         }
-        this.brokers = List.copyOf(brokerProcesses);
+        this.brokers = new java.util.concurrent.CopyOnWriteArrayList<>(brokerProcesses);
 
         final String scheme = builder.httpsCa == null ? "http" : "https";
         final List<SluiceProcess> gatewayProcesses = new ArrayList<>();
@@ -313,6 +318,24 @@ public final class SluiceCluster implements AutoCloseable
     {
         broker(brokerId).resume();
         log("SIGCONTed broker " + brokerId);
+    }
+
+    /**
+     * Broker {@code brokerId}, which must be down, runs from its next start with {@code properties} added to the
+     * settings it was built with (each call starts again from those: a setting given before is gone), e.g. another
+     * exporter. Its log goes on in the same file.
+     */
+    public void reconfigureBroker(final int brokerId, final Map<String, String> properties)
+    {
+        final SluiceProcess old = broker(brokerId);
+        if (old.isAlive())
+        {
+            throw new IllegalStateException("broker " + brokerId + " is running: stop it before reconfiguring it");
+        }
+        final List<String> command = new ArrayList<>(brokerCommands.get(brokerId));
+        command.addAll(arguments(properties));
+        brokers.set(brokerId, new SluiceProcess(old.name(), command, runDirectory, old.logFile(), pidFile));
+        log("broker " + brokerId + " reconfigured with " + properties);
     }
 
     /** SIGKILL if running, then start again on the same data. */
