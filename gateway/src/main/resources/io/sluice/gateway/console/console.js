@@ -332,7 +332,7 @@
         el('thead', {}, el('tr', {}, el('th', {}, 'Partition'), el('th', {}, 'Position now'), el('th', {}, 'Moves to'),
           el('th', {}, 'Range backfilled'), el('th', {}, 'Tasks'))),
         el('tbody', {}, ...rows)),
-      unavailable);
+      ...(unavailable ? [unavailable] : []));
   }
 
   function openCancelDialog(backfill) {

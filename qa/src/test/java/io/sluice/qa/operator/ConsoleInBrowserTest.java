@@ -228,6 +228,7 @@ class ConsoleInBrowserTest
         click("reset-dry-run");
         await("the dry-run plan of 3 tasks", d -> displayed("reset-plan-table") && text("reset-plan").contains("3 backfill tasks"));
         assertThat(browser.findElements(By.cssSelector("#reset-plan-table tbody tr"))).hasSize(6);
+        assertThat(text("reset-plan")).as("the plan, and nothing else").doesNotContain("null").doesNotContain("undefined");
         assertThat(browser.findElement(By.id("confirm-ok")).isEnabled()).as("confirm waits for the typed name").isFalse();
         assertThat(cluster.client().get("/actuator/backfills").body()).as("a dry run starts nothing").contains("\"backfills\":[]");
         screenshot("reset-plan");
