@@ -31,6 +31,10 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -249,13 +253,31 @@ class ConsoleInBrowserTest
         Records.awaitExported(cluster, lagging);
     }
 
+    @Test
+    @Order(6)
+    void theGatewayServesTheRepositorysApiDescriptionOnBothPorts() throws Exception
+    {
+        final String kept = Files.readString(Path.of("..", "docs", "openapi.json"));
+        final HttpClient http = HttpClient.newHttpClient();
+        for (final URI base : List.of(cluster.client().clientBase(), cluster.client().managementBase()))
+        {
+            final HttpResponse<String> served = http.send(HttpRequest.newBuilder(base.resolve("/v3/api-docs"))
+                .timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(served.statusCode()).as("%s", base).isEqualTo(200);
+            assertThat(served.body()).as("%s", base).isEqualTo(kept);
+        }
+    }
+
     private void openConsole(final String token)
     {
         browser.get(cluster.client().managementBase().resolve("/console").toString());
         js(token == null ? "sessionStorage.clear()" : "sessionStorage.setItem('sluice.management.token', arguments[0])", token);
         browser.navigate().refresh();
         await("the first picture", d -> !((String) js("return document.documentElement.dataset.firstRenderMs || ''")).isEmpty());
-        cluster.log("console: first full picture " + js("return document.documentElement.dataset.firstRenderMs") + " ms after navigation");
+        final String firstRender = "console: first full picture " + js("return document.documentElement.dataset.firstRenderMs") +
+            " ms after navigation";
+        cluster.log(firstRender);
+        System.out.println(firstRender);
     }
 
     private void openResetDialog()
