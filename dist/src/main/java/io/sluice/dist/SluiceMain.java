@@ -32,6 +32,9 @@ public final class SluiceMain
 
     static final String USAGE = "usage: java -jar sluice.jar [standalone|broker|gateway|admin] [--prop=value ...]";
 
+    /** The standalone's client API address unless one is set. */
+    static final String STANDALONE_SERVER_ADDRESS = "server.address=127.0.0.1";
+
     /** What {@code --help}, {@code -h} and {@code help} print: the modes and where the settings are described. */
     static final String HELP = USAGE + """
 
@@ -96,7 +99,11 @@ public final class SluiceMain
         switch (mode)
         {
             case "standalone":
-                builder = new SpringApplicationBuilder(GatewayApplication.class, StandaloneMode.class);
+                // A one-machine setup: the client API on loopback unless server.address is set (the management
+                // API is on loopback in every mode unless management.server.address is set: ManagementBindingPolicy).
+                // Default properties rank below every command-line option, environment variable and file.
+                builder = new SpringApplicationBuilder(GatewayApplication.class, StandaloneMode.class)
+                    .properties(STANDALONE_SERVER_ADDRESS);
                 break;
             case "gateway":
                 builder = new SpringApplicationBuilder(GatewayApplication.class);
