@@ -13,6 +13,10 @@
 #           a backup that ignores SIGTERM cannot hold exporting paused. Further signals are ignored
 #           while resuming.
 #
+# When the pause never took effect anywhere (the gateway refused it, e.g. a missing token: a 4xx changes
+# nothing; or no round of it reached the gateway, e.g. a wrong --gateway), there is nothing to resume: the hook
+# says "nothing was paused" and exits 3 without a resume call.
+#
 # Exit codes: 0 everything succeeded; 2 usage error or no CLI found; 3 pause failed (backup not run);
 #             4 backup command failed; 5 resume failed (exporting may still be paused: act now);
 #             128+signal when interrupted (130 SIGINT, 143 SIGTERM) and resumed. A failed resume wins.
@@ -208,8 +212,20 @@ trap 'on_signal TERM 143' TERM
 
 step="pause"
 pause_attempted=1
-run_child "${cli[@]}" "${pause_args[@]}"
+# The pause's stderr also goes to a file, to tell afterwards whether any of its rounds reached the gateway.
+pause_err="$(mktemp "${TMPDIR:-/tmp}/backup-hook-pause.XXXXXX")"
+run_child "${cli[@]}" "${pause_args[@]}" 2> >(tee -a "$pause_err" >&2)
 rc=$?
+# Every round but the last one reports an unreachable gateway on its own line; the last one ends with exit 4.
+unreachable_rounds=$(grep -c -E 'round [0-9]+/[0-9]+: gateway unreachable' "$pause_err" 2>/dev/null)
+rm -f "$pause_err"
+if [[ $rc -eq 3 || ( $rc -eq 4 && ${unreachable_rounds:-0} -ge $retries ) ]]; then
+    # Refused (nothing changes on a 4xx), or never reached: no pair was paused, so there is nothing to resume.
+    pause_attempted=0
+    echo "$PROG: pause failed (exit $rc): $(describe_cli_exit $rc); nothing was paused, the backup command was" \
+        "not run" >&2
+    exit 3
+fi
 if [[ $rc -ne 0 ]]; then
     echo "$PROG: pause failed (exit $rc): $(describe_cli_exit $rc); the backup command was not run," \
         "resuming to undo a partial pause" >&2

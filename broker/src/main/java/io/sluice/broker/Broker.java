@@ -57,6 +57,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 /**
  * A Sluice broker: one Ratis server on the broker's Raft port hosting one Raft group per partition it
@@ -519,8 +520,17 @@ public final class Broker implements AutoCloseable
         closed = true;
         if (handOver)
         {
-            LOG.info("broker {} stopping: handing over the leadership of partitions {} (bound {} ms)", config.nodeId(),
-                balancer.ledPartitions(), config.shutdownTimeout().toMillis());
+            final List<Integer> led = balancer.ledPartitions();
+            if (led.isEmpty())
+            {
+                LOG.info("broker {} stopping: leads no partition, nothing to hand over", config.nodeId());
+            }
+            else
+            {
+                LOG.info("broker {} stopping: handing over the leadership of partition(s) {} (bound {} ms)",
+                    config.nodeId(), led.stream().map(String::valueOf).collect(Collectors.joining(", ")),
+                    config.shutdownTimeout().toMillis());
+            }
             try
             {
                 balancer.handOverLeadership(config.shutdownTimeout());

@@ -131,6 +131,8 @@ final class LeaderBalancer
         final Map<Integer, CompletableFuture<Integer>> running = new HashMap<>();
         final Map<Integer, String> outcome = new TreeMap<>();
         final Set<Integer> givenUp = new HashSet<>();
+        // Partitions whose leadership a transfer moved away: only these count as handed over.
+        final Set<Integer> transferred = new HashSet<>();
         while (true)
         {
             final long now = nanoClock.getAsLong();
@@ -148,6 +150,10 @@ final class LeaderBalancer
                     }
                     running.remove(partitionId);
                     outcome.put(partitionId, describe(transfer, start));
+                    if (!transfer.isCompletedExceptionally())
+                    {
+                        transferred.add(partitionId);
+                    }
                 }
                 if (givenUp.contains(partitionId) || !partition.isLeader())
                 {
@@ -184,8 +190,14 @@ final class LeaderBalancer
             }
             sleep(HANDOVER_POLL_MS);
         }
-        running.forEach((partitionId, transfer) -> outcome.put(partitionId, transfer.isDone() ?
-            describe(transfer, start) : "transfer still running at the bound"));
+        running.forEach((partitionId, transfer) ->
+        {
+            outcome.put(partitionId, transfer.isDone() ? describe(transfer, start) : "transfer still running at the bound");
+            if (transfer.isDone() && !transfer.isCompletedExceptionally())
+            {
+                transferred.add(partitionId);
+            }
+        });
         final Set<Integer> stillLed = new HashSet<>();
         final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
         for (final Map.Entry<Integer, String> entry : outcome.entrySet())
@@ -200,8 +212,13 @@ final class LeaderBalancer
                 led && !givenUp.contains(entry.getKey()) ? "still led here after " + tookMs + " ms (bound " +
                 bound.toMillis() + " ms), stopping anyway: " + entry.getValue() : entry.getValue());
         }
+        int handedOver = 0;
+        for (final int partitionId : transferred)
+        {
+            handedOver += stillLed.contains(partitionId) ? 0 : 1;
+        }
         LOG.info("broker {} controlled shutdown: {} partition(s) handed over, {} still led here, in {} ms",
-            brokerId, outcome.size() - stillLed.size(), stillLed.size(), tookMs);
+            brokerId, handedOver, stillLed.size(), tookMs);
         return stillLed;
     }
 

@@ -12,6 +12,8 @@ import tools.jackson.databind.JsonNode;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /** {@code admin backfill start|status|cancel}: CONTRACT §3 "Reset to latest and backfill". */
@@ -26,8 +28,9 @@ final class BackfillCommands extends CommandGroup
         name = "start",
         mixinStandardHelpOptions = true,
         description = {
-            "Move EXPORTER to each partition's latest committed position and export the skipped ranges",
-            "with N supervised tasks. Try --dry-run first: it prints the plan and changes nothing."})
+            "Reset EXPORTER to the latest positions and backfill the skipped ranges with N tasks.",
+            "EXPORTER moves to each partition's latest committed position; N supervised tasks export the skipped",
+            "ranges. Try --dry-run first: it prints the plan and changes nothing."})
     static final class Start implements Callable<Integer>
     {
         private final CliConsole console;
@@ -107,7 +110,14 @@ final class BackfillCommands extends CommandGroup
                 records += length;
                 ranges.row(range.path("partitionId").asInt(), from, to, length);
             }
-            final int taskCount = plan.path("tasks").size();
+            // With fewer tasks than lagging partitions a task covers several partitions, listed once for each:
+            // count tasks by id, not entries.
+            final Set<Integer> taskIds = new HashSet<>();
+            for (final JsonNode task : plan.path("tasks"))
+            {
+                taskIds.add(task.path("taskId").asInt());
+            }
+            final int taskCount = taskIds.size();
             if (dryRun)
             {
                 console.out().println("dry run of backfill for exporter " + exporterId + ": " + ranges.size()
@@ -137,8 +147,8 @@ final class BackfillCommands extends CommandGroup
         name = "status",
         mixinStandardHelpOptions = true,
         description = {
-            "Show every backfill, or one with its tasks. With --watch, show a live progress bar until",
-            "it ends; exit 0 only when it SUCCEEDED."})
+            "Show every backfill, or one with its tasks.",
+            "With --watch, show a live progress bar until it ends; exit 0 only when it SUCCEEDED."})
     static final class Status implements Callable<Integer>
     {
         private final CliConsole console;

@@ -17,8 +17,10 @@ import java.util.concurrent.Callable;
     name = "rebalance",
     mixinStandardHelpOptions = true,
     description = {
-        "Move each partition's leadership to its preferred broker (the first of its placement) where that replica",
-        "is in sync. Exit 0 when every partition is on its preferred broker afterwards, 1 otherwise."})
+        // The first line stands alone in 'admin --help': a whole sentence.
+        "Move each partition's leadership to its preferred broker where that replica is in sync.",
+        "The preferred broker is the first of the partition's placement. Exit 0 when every partition is on its",
+        "preferred broker afterwards, 1 otherwise."})
 final class RebalanceCommand implements Callable<Integer>
 {
     private final CliConsole console;

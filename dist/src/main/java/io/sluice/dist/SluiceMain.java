@@ -32,6 +32,25 @@ public final class SluiceMain
 
     static final String USAGE = "usage: java -jar sluice.jar [standalone|broker|gateway|admin] [--prop=value ...]";
 
+    /** The standalone's client API address unless one is set. */
+    static final String STANDALONE_SERVER_ADDRESS = "server.address=127.0.0.1";
+
+    /** What {@code --help}, {@code -h} and {@code help} print: the modes and where the settings are described. */
+    static final String HELP = USAGE + """
+
+        modes:
+          standalone   (the default) every broker of sluice.cluster.brokers and the gateway in this JVM,
+                       both HTTP ports on 127.0.0.1 unless server.address / management.server.address are set
+          broker       one broker: --sluice.broker.node-id=N (its index in sluice.cluster.brokers)
+          gateway      the gateway: client API on server.port (8080), management API on management.server.port (9600)
+          admin        the operator CLI against a gateway's management API (java -jar sluice.jar admin --help)
+          help         this text (also --help, -h)
+        settings are Spring properties, --name=value or the environment variable (SLUICE_DATADIR ...):
+          sluice.cluster.brokers, sluice.cluster.partitions, sluice.cluster.replication-factor,
+          sluice.data-dir (./sluice-data), sluice.exporters.<id>.type, sluice.management.token, ...
+        see README.md and docs/operations.md
+        """;
+
     private SluiceMain()
     {
     }
@@ -42,7 +61,7 @@ public final class SluiceMain
         {
             System.exit(AdminCli.run(Arrays.copyOfRange(args, 1, args.length)));
         }
-        final Launch launch = launch(args, System.err);
+        final Launch launch = launch(args, System.out, System.err);
         if (launch.exitCode() != EXIT_OK)
         {
             System.exit(launch.exitCode());
@@ -56,16 +75,35 @@ public final class SluiceMain
     {
     }
 
-    /** Starts the mode named by {@code args[0]}; never calls System.exit. */
+    /** Starts the mode named by {@code args[0]}; never calls System.exit. Help goes to stderr. */
     public static Launch launch(final String[] args, final PrintStream err)
     {
+        return launch(args, err, err);
+    }
+
+    /**
+     * Starts the mode named by {@code args[0]}; never calls System.exit. {@code --help}, {@code -h} or
+     * {@code help} anywhere before the admin CLI prints {@link #HELP} to {@code out} and starts nothing.
+     */
+    public static Launch launch(final String[] args, final PrintStream out, final PrintStream err)
+    {
+        if (asksForHelp(args))
+        {
+            out.print(HELP);
+            out.flush();
+            return new Launch(EXIT_OK, null);
+        }
         final String mode = args.length == 0 || args[0].startsWith("--") ? "standalone" : args[0];
         final String[] rest = args.length == 0 || args[0].startsWith("--") ? args : Arrays.copyOfRange(args, 1, args.length);
         final SpringApplicationBuilder builder;
         switch (mode)
         {
             case "standalone":
-                builder = new SpringApplicationBuilder(GatewayApplication.class, StandaloneMode.class);
+                // A one-machine setup: the client API on loopback unless server.address is set (the management
+                // API is on loopback in every mode unless management.server.address is set: ManagementBindingPolicy).
+                // Default properties rank below every command-line option, environment variable and file.
+                builder = new SpringApplicationBuilder(GatewayApplication.class, StandaloneMode.class)
+                    .properties(STANDALONE_SERVER_ADDRESS);
                 break;
             case "gateway":
                 builder = new SpringApplicationBuilder(GatewayApplication.class);
@@ -92,6 +130,22 @@ public final class SluiceMain
             err.println(StartupFailure.describe(e, effectivePorts(rest)));
             return new Launch(EXIT_STARTUP_FAILED, null);
         }
+    }
+
+    private static boolean asksForHelp(final String[] args)
+    {
+        if (args.length > 0 && "help".equals(args[0]))
+        {
+            return true;
+        }
+        for (final String arg : args)
+        {
+            if ("--help".equals(arg) || "-h".equals(arg))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The HTTP ports as configured, to say which setting names a port in use. */

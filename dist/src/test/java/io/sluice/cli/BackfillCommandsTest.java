@@ -57,6 +57,29 @@ class BackfillCommandsTest
     }
 
     @Test
+    void fewerTasksThanLaggingPartitionsAreCountedAsTasksNotAsRanges()
+    {
+        // Four tasks over six lagging partitions: tasks 1 and 2 take two partitions each.
+        final StringBuilder tasks = new StringBuilder();
+        final StringBuilder ranges = new StringBuilder();
+        for (int partition = 1; partition <= 6; partition++)
+        {
+            tasks.append(partition == 1 ? "" : ",").append("{\"taskId\":").append((partition - 1) % 4 + 1)
+                .append(",\"partitionId\":").append(partition).append(",\"fromPosition\":1,\"toPosition\":10}");
+            ranges.append(partition == 1 ? "" : ",").append("{\"partitionId\":").append(partition)
+                .append(",\"fromPosition\":1,\"toPosition\":10}");
+        }
+        gateway.on("POST", "/actuator/exporters/file/resetToLatestAndBackfill", FakeGateway.Reply.json(202,
+            "{\"backfillId\":\"bf-4\",\"exporterId\":\"file\",\"state\":\"PENDING\",\"ranges\":[" + ranges +
+                "],\"tasks\":[" + tasks + "]}"));
+
+        final CliRun run = CliRun.run("backfill", "start", "file", "--tasks", "4", "--gateway", gateway.url());
+
+        assertThat(run.exitCode()).as(run.err()).isZero();
+        assertThat(run.out()).contains("backfill bf-4 started for exporter file: 6 ranges, 60 positions, 4 tasks");
+    }
+
+    @Test
     void dryRunAsksForDryRunAndSaysNothingChanged()
     {
         gateway.on("POST", "/actuator/exporters/file/resetToLatestAndBackfill", FakeGateway.Reply.json(200, PLAN));

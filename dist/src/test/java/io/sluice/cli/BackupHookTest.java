@@ -155,17 +155,56 @@ class BackupHookTest
     }
 
     @Test
-    void withTheRealCliAnUnreachableGatewayFailsThePauseAndTheResume() throws Exception
+    void withTheRealCliAnUnreachableGatewaySaysNothingWasPausedAndExits3() throws Exception
     {
         final BackupHook hook = new BackupHook(temp).withRealCli();
         final Path marker = temp.resolve("backup-ran");
 
-        final int exit = hook.run(RUN_TIMEOUT, "--retries", "0", "--gateway", "http://127.0.0.1:1",
-            "--", "touch", marker.toString());
+        for (final String retries : new String[]{"0", "1"})
+        {
+            final int exit = hook.run(RUN_TIMEOUT, "--retries", retries, "--gateway", "http://127.0.0.1:1",
+                "--", "touch", marker.toString());
 
-        assertThat(exit).isEqualTo(5);
-        assertThat(marker).doesNotExist();
-        assertThat(hook.err()).contains("pause failed (exit 4): gateway unreachable").contains("resume failed (exit 4)");
+            assertThat(exit).as(hook.err()).isEqualTo(3);
+            assertThat(marker).doesNotExist();
+            assertThat(hook.err()).contains("pause failed (exit 4): gateway unreachable")
+                .contains("nothing was paused").doesNotContain("resume failed").doesNotContain("may still be paused");
+        }
+    }
+
+    @Test
+    void withTheRealCliAMissingTokenSaysNothingWasPausedAndExits3() throws Exception
+    {
+        try (FakeGateway gateway = FakeGateway.start())
+        {
+            gateway.on("POST", "/actuator/exporting/pause",
+                FakeGateway.Reply.error(401, "unauthorized", "a bearer token is required"));
+            final BackupHook hook = new BackupHook(temp).withRealCli();
+            final Path marker = temp.resolve("backup-ran");
+
+            final int exit = hook.run(RUN_TIMEOUT, "--retries", "2", "--gateway", gateway.url(),
+                "--", "touch", marker.toString());
+
+            assertThat(exit).as(hook.err()).isEqualTo(3);
+            assertThat(marker).doesNotExist();
+            assertThat(hook.err()).contains("pause failed (exit 3): refused").contains("nothing was paused");
+            assertThat(gateway.requests()).extracting(FakeGateway.Request::path)
+                .containsExactly("/actuator/exporting/pause");
+        }
+    }
+
+    @Test
+    void aPauseThatReachedTheGatewayAndFailedIsStillUndoneByAResume() throws Exception
+    {
+        final BackupHook hook = new BackupHook(temp).withRecordingCli(4, 0);
+
+        final int exit = hook.run(RUN_TIMEOUT, "--", "true");
+
+        // The recording CLI prints no unreachable rounds: with 3 retries, some round may have reached the gateway.
+        assertThat(exit).as(hook.err()).isEqualTo(3);
+        assertThat(hook.err()).doesNotContain("nothing was paused");
+        assertThat(hook.calls()).containsExactly(
+            "admin exporting pause --retries 3", "admin exporting resume --retries 3");
     }
 
     private void interruptDuringBackup(final String signal, final int expectedExit) throws Exception

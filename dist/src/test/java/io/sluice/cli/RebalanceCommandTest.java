@@ -19,6 +19,51 @@ class RebalanceCommandTest
         + " \"error\": \"broker 1 has not answered the leader of partition 2 for 5000 ms\"}]}";
 
     @Test
+    void theCommandListsShowEachCommandWithAWholeSentence()
+    {
+        final CliRun admin = CliRun.run("--help");
+        final CliRun backfill = CliRun.run("backfill", "--help");
+
+        assertThat(entries(admin.out()))
+            .contains("rebalance Move each partition's leadership to its preferred broker where that replica is in sync.");
+        assertThat(entries(backfill.out()))
+            .contains("start Reset EXPORTER to the latest positions and backfill the skipped ranges with N tasks.")
+            .contains("status Show every backfill, or one with its tasks.");
+        for (final String out : new String[]{admin.out(), backfill.out()})
+        {
+            // Each listed command's description ends a sentence: nothing cut mid-way.
+            assertThat(entries(out)).isNotEmpty().allSatisfy(entry -> assertThat(entry).endsWith("."));
+        }
+    }
+
+    /** The entries of a help's "Commands:" section, each with its wrapped lines joined: "name description". */
+    private static java.util.List<String> entries(final String help)
+    {
+        final java.util.List<String> entries = new java.util.ArrayList<>();
+        boolean inCommands = false;
+        for (final String line : help.lines().toList())
+        {
+            if (line.equals("Commands:"))
+            {
+                inCommands = true;
+            }
+            else if (inCommands && line.matches("^  \\S.*"))
+            {
+                entries.add(line.strip().replaceAll("\\s+", " "));
+            }
+            else if (inCommands && line.matches("^\\s{3,}\\S.*") && !entries.isEmpty())
+            {
+                entries.set(entries.size() - 1, entries.get(entries.size() - 1) + " " + line.strip());
+            }
+            else
+            {
+                inCommands = false;
+            }
+        }
+        return entries;
+    }
+
+    @Test
     void aBalancedAnswerPrintsOneRowPerPartitionAndExitsZero() throws IOException
     {
         try (FakeGateway gateway = FakeGateway.start())

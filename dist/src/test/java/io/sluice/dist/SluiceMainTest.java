@@ -39,6 +39,29 @@ class SluiceMainTest
     }
 
     @Test
+    void helpPrintsUsageAndExits0WithoutStartingAnythingOrWritingData() throws IOException
+    {
+        final Path workingDirectory = Path.of("").toAbsolutePath();
+        final boolean hadDefaultDataDir = Files.exists(workingDirectory.resolve("sluice-data"));
+        for (final String[] args : new String[][]{{"--help"}, {"-h"}, {"help"}, {"standalone", "--help"},
+            {"broker", "--help"}, {"--help", "--sluice.data-dir=" + dataDir.resolve("never")}})
+        {
+            final ByteArrayOutputStream out = new ByteArrayOutputStream();
+            final ByteArrayOutputStream err = new ByteArrayOutputStream();
+            final SluiceMain.Launch launch = SluiceMain.launch(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+
+            assertThat(launch.exitCode()).as(String.join(" ", args)).isEqualTo(SluiceMain.EXIT_OK);
+            assertThat(launch.context()).as("nothing started for %s", String.join(" ", args)).isNull();
+            assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("usage: java -jar sluice.jar")
+                .contains("standalone").contains("broker").contains("gateway").contains("admin");
+            assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
+        }
+        assertThat(dataDir.resolve("never")).doesNotExist();
+        assertThat(Files.exists(workingDirectory.resolve("sluice-data"))).as("./sluice-data").isEqualTo(hadDefaultDataDir);
+    }
+
+    @Test
     void brokerWithoutNodeIdNamesTheSetting()
     {
         assertThat(startupFailure("broker", "--sluice.data-dir=" + dataDir))

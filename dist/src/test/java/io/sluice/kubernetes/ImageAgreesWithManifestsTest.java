@@ -61,8 +61,11 @@ class ImageAgreesWithManifestsTest
         "sluice.exporters.search.index", "sluice.exporters.search.on-rejected");
     /** What every JRE base image has besides java (the hook needs bash; a backup command may run sh). */
     private static final List<String> BASE_IMAGE_PATHS = List.of("/bin/sh", "/bin/bash", "/usr/bin/env");
-    /** The kubectl image of the Kubernetes project: from 1.28 on, debian-base with coreutils and kubectl at /bin. */
-    private static final Pattern KUBECTL_IMAGE = Pattern.compile("registry\\.k8s\\.io/kubectl:v1\\.(\\d+)\\.\\d+");
+    /**
+     * An image with kubectl and a shell, pinned to a kubectl release (alpine/k8s tags follow kubectl's). Not
+     * registry.k8s.io/kubectl: that one is distroless, kubectl alone, so an init container cannot copy from it.
+     */
+    private static final Pattern KUBECTL_IMAGE = Pattern.compile("docker\\.io/alpine/k8s:1\\.(\\d+)\\.\\d+");
 
     private static List<Manifests.Document> documents;
     private static Dockerfile dockerfile;
@@ -287,12 +290,14 @@ class ImageAgreesWithManifestsTest
                 && init.getVolumeMounts().stream().anyMatch(mount -> mount.getName().equals(volume.getName())))
             .findFirst().orElseThrow(() -> new AssertionError("no init container fills volume " + volume.getName()));
         final Matcher kubectlImage = KUBECTL_IMAGE.matcher(copier.getImage());
-        assertThat(kubectlImage.matches()).as("a pinned kubectl image of the Kubernetes project: " + copier.getImage()).isTrue();
-        assertThat(Integer.parseInt(kubectlImage.group(1))).as("1.28+: the image has a shell's coreutils").isGreaterThanOrEqualTo(28);
+        assertThat(kubectlImage.matches()).as("a pinned image with kubectl and a shell: " + copier.getImage()).isTrue();
+        assertThat(Integer.parseInt(kubectlImage.group(1))).as("a kubectl of 1.28+").isGreaterThanOrEqualTo(28);
         final String mountInCopier = copier.getVolumeMounts().stream().filter(mount -> mount.getName().equals(volume.getName()))
             .findFirst().orElseThrow().getMountPath();
+        // A shell runs the copy: the Kubernetes project's kubectl image is distroless (no shell, no cp), so the
+        // copier is an image that has both, and finds kubectl on its own PATH.
         assertThat(copier.getCommand()).as("the init container's command")
-            .containsExactly("cp", "/bin/kubectl", mountInCopier + "/kubectl");
+            .containsExactly("/bin/sh", "-c", "cp \"$(command -v kubectl)\" " + mountInCopier + "/kubectl");
         assertThat(copier.getArgs()).as("the init container's args").isNullOrEmpty();
     }
 

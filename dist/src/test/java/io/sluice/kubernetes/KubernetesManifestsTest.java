@@ -240,6 +240,8 @@ class KubernetesManifestsTest
         assertThat(Dockerfile.load().commandLine(container)).containsSubsequence("-jar", "/opt/sluice/sluice.jar", "gateway");
         assertThat(port(container, "http")).isEqualTo(8080);
         assertThat(port(container, "management")).isEqualTo(MANAGEMENT_PORT);
+        // Both addresses explicitly: without them the gateway binds its management API to loopback.
+        assertThat(env(container, "SERVER_ADDRESS").getValue()).isEqualTo("0.0.0.0");
         assertThat(env(container, "MANAGEMENT_SERVER_ADDRESS").getValue()).isEqualTo("0.0.0.0");
         final EnvVar token = env(container, "SLUICE_MANAGEMENT_TOKEN");
         assertThat(token.getValue()).isNull();

@@ -18,9 +18,10 @@ import java.util.Map;
 
 /**
  * The management API can pause exporting cluster-wide, so without {@code sluice.management.token} it must
- * not be reachable from other hosts: with no token and no {@code management.server.address}, the management
- * server binds 127.0.0.1 (set as an environment post-processor, after the configuration files are read);
- * with no token and a non-loopback address, the gateway refuses to start, before any port is bound, with
+ * not be reachable from other hosts. Binding is its own setting: with no {@code management.server.address}, the
+ * management server binds 127.0.0.1, token or not (set as an environment post-processor, after the
+ * configuration files are read), so setting a token never moves the port onto other interfaces; exposing it
+ * takes an explicit address. With no token and a non-loopback address, the gateway refuses to start, before any port is bound, with
  * one line naming both settings (checked as a context initializer, once logging is configured, so the
  * launcher's one-line report is all an operator sees). Both are listed in {@code META-INF/spring.factories};
  * only web applications (the gateway) are concerned.
@@ -36,7 +37,7 @@ public final class ManagementBindingPolicy
     public void postProcessEnvironment(final ConfigurableEnvironment environment, final SpringApplication application)
     {
         if (application.getWebApplicationType() == WebApplicationType.SERVLET &&
-            !hasToken(environment) && isBlank(environment.getProperty(ADDRESS_SETTING)))
+            isBlank(environment.getProperty(ADDRESS_SETTING)))
         {
             environment.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE_NAME, Map.of(ADDRESS_SETTING, LOOPBACK)));
         }

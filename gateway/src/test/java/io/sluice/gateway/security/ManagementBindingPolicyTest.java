@@ -68,7 +68,7 @@ class ManagementBindingPolicyTest
     }
 
     @Test
-    void aTokenAllowsAnyAddressAndChangesNothing()
+    void aTokenAllowsAnyAddressButDoesNotMoveTheManagementPortOffLoopback()
     {
         final StandardEnvironment withAddress =
             environment(Map.of("management.server.address", "0.0.0.0", "sluice.management.token", "t"));
@@ -79,7 +79,7 @@ class ManagementBindingPolicyTest
         ManagementBindingPolicy.check(withAddress);
 
         assertThat(withAddress.getProperty("management.server.address")).isEqualTo("0.0.0.0");
-        assertThat(withoutAddress.getProperty("management.server.address")).isNull();
+        assertThat(withoutAddress.getProperty("management.server.address")).isEqualTo("127.0.0.1");
     }
 
     @Test

@@ -331,8 +331,7 @@ class ContainerClusterTest
             else if (volume.getEmptyDir() != null)
             {
                 // the tools volume: the init container copies kubectl to <its mount>/kubectl; the stand-in takes its place
-                final String copied = pod.getInitContainers().get(0).getCommand().get(2);
-                final Path kubectl = local.resolve(Path.of(copied).getFileName().toString());
+                final Path kubectl = local.resolve("kubectl");
                 Files.writeString(kubectl, kubectlStandIn(signalsInContainer));
                 Files.setPosixFilePermissions(kubectl, PosixFilePermissions.fromString("rwxr-xr-x"));
             }
