@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
+import io.sluice.broker.disk.DiskGuard;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
@@ -100,6 +101,7 @@ public final class Broker implements AutoCloseable
     private final TransportServer transport;
     private final EmptyReplicaNudger emptyReplicaNudger;
     private final LeaderBalancer balancer;
+    private final DiskGuard diskGuard;
     private volatile boolean closed;
 
     private Broker(
@@ -113,8 +115,10 @@ public final class Broker implements AutoCloseable
         final RaftServer raftServer,
         final TransportServer transport,
         final EmptyReplicaNudger emptyReplicaNudger,
-        final ClusterTls tls)
+        final ClusterTls tls,
+        final DiskGuard diskGuard)
     {
+        this.diskGuard = diskGuard;
         this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
             System::nanoTime);
         this.config = config;
@@ -168,6 +172,7 @@ public final class Broker implements AutoCloseable
         TlsModeProbe.check(tls != null, "broker " + nodeId, peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
 
         DataLayout.check(config.brokerDir());
+        final DiskGuard diskGuard = DiskGuard.start(nodeId, config.brokerDir(), config.diskWatermark());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
         final RaftProperties clientProperties = clientProperties(config);
@@ -192,6 +197,7 @@ public final class Broker implements AutoCloseable
                 config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
                 control, clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
                 distribution.replicasOf(partitionId).get(0));
+            partition.stateMachine().state().segmentSpace(diskGuard.segmentSpace());
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
         }
@@ -247,7 +253,7 @@ public final class Broker implements AutoCloseable
             {
                 transport = TransportServer.start(commandAddress,
                     new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
-                        adminExecutor),
+                        adminExecutor, diskGuard),
                     TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
@@ -257,7 +263,7 @@ public final class Broker implements AutoCloseable
             final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
                 adminExecutor,
                 raftServer, transport,
-                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls);
+                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             if (config.autoRebalance())
             {
@@ -464,7 +470,13 @@ public final class Broker implements AutoCloseable
     public CommandApi commandApi()
     {
         return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, backfillClaims,
-            adminExecutor);
+            adminExecutor, diskGuard);
+    }
+
+    /** Watches this broker's data directory's volume; refuses appends past the disk watermark. */
+    public DiskGuard diskGuard()
+    {
+        return diskGuard;
     }
 
     /** This broker's member of the cluster control group. */
