@@ -102,6 +102,8 @@ public final class Broker implements AutoCloseable
     private final EmptyReplicaNudger emptyReplicaNudger;
     private final LeaderBalancer balancer;
     private final DiskGuard diskGuard;
+    /** Per partition, the exported position at which {@link #compactForDisk} last asked for a snapshot. */
+    private final Map<Integer, Long> compactedForDiskAt = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private Broker(
@@ -265,6 +267,7 @@ public final class Broker implements AutoCloseable
                 raftServer, transport,
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(broker::compactForDisk, 2, 2, TimeUnit.SECONDS);
             if (config.autoRebalance())
             {
                 scheduler.scheduleWithFixedDelay(broker::autoRebalance, AUTO_REBALANCE_INTERVAL_MS,
@@ -358,6 +361,35 @@ public final class Broker implements AutoCloseable
         public void onCaughtUp()
         {
             partitions.values().forEach(Partition::onExportingStateChanged);
+        }
+    }
+
+    /**
+     * While appends are refused for disk, takes a snapshot of every partition whose exporters acknowledged more since
+     * the last one: the snapshot compacts the log, and without appends the entry count that usually triggers it never
+     * comes.
+     */
+    private void compactForDisk()
+    {
+        if (closed || diskGuard.refusal() == null)
+        {
+            return;
+        }
+        for (final Partition partition : partitions.values())
+        {
+            final long exported = partition.status().exportedPosition();
+            final Long before = compactedForDiskAt.put(partition.partitionId(), exported);
+            if (before == null || exported > before)
+            {
+                partition.snapshotNow(10_000).whenComplete((reply, error) ->
+                {
+                    if (error != null)
+                    {
+                        LOG.warn("broker {}: partition {}: snapshot to free disk space failed: {}", config.nodeId(),
+                            partition.partitionId(), error.toString());
+                    }
+                });
+            }
         }
     }
 

@@ -66,6 +66,7 @@ public record BrokerConfig(
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
     /** Voters of the control group: three survive one broker down, and a pause commits in one round among them. */
     public static final int DEFAULT_CONTROL_VOTERS = 3;
+    public static final long DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES = 20_000;
     public static final String CONTROL_VOTERS_SETTING = "sluice.cluster.control-voters";
 
     public BrokerConfig
@@ -103,7 +104,7 @@ public record BrokerConfig(
         final Map<String, ExporterConfig> exporters)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, RaftTransport.GRPC,
-            Duration.ofMillis(1000), Duration.ofMillis(2000), 20_000, 64L * 1024 * 1024,
+            Duration.ofMillis(1000), Duration.ofMillis(2000), DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES, 64L * 1024 * 1024,
             Duration.ofMillis(100), Duration.ofSeconds(10), 1, true, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_CONTROL_VOTERS,
             DiskWatermark.DEFAULT);
     }

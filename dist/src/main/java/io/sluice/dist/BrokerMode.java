@@ -42,7 +42,10 @@ public class BrokerMode
         {
             return Broker.start(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs())
                 .withAutoRebalance(cluster.isAutoRebalance())
-                .withControlVoters(cluster.getControlVoters()), cluster.loadTls());
+                .withControlVoters(cluster.getControlVoters())
+                .withDiskWatermark(sluice.getBroker().diskWatermark())
+                .withSnapshots(BrokerConfig.DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES, sluice.getBroker().segmentSizeBytes()),
+                cluster.loadTls());
         }
         catch (final IOException e)
         {

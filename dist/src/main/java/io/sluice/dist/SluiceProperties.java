@@ -1,8 +1,10 @@
 package io.sluice.dist;
 
+import io.sluice.broker.disk.DiskWatermark;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -103,8 +105,57 @@ public class SluiceProperties
 
     public static class BrokerSettings
     {
+        public static final String SEGMENT_SIZE_SETTING = "sluice.broker.segment-size";
+        static final DataSize MIN_SEGMENT_SIZE = DataSize.ofMegabytes(1);
+        static final DataSize MAX_SEGMENT_SIZE = DataSize.ofGigabytes(1);
+
         /** This broker's index in {@code sluice.cluster.brokers}; required in broker mode. */
         private Integer nodeId;
+
+        /**
+         * Size at which the record log starts a new segment; compaction deletes whole segments, so a small volume
+         * wants small ones.
+         */
+        private DataSize segmentSize = DataSize.ofMegabytes(64);
+
+        private final DiskSettings disk = new DiskSettings();
+
+        public DataSize getSegmentSize()
+        {
+            return segmentSize;
+        }
+
+        public void setSegmentSize(final DataSize segmentSize)
+        {
+            this.segmentSize = segmentSize;
+        }
+
+        public DiskSettings getDisk()
+        {
+            return disk;
+        }
+
+        /** The segment size in bytes, refused out of 1 MB .. 1 GB. */
+        public long segmentSizeBytes()
+        {
+            if (segmentSize == null || segmentSize.compareTo(MIN_SEGMENT_SIZE) < 0 ||
+                segmentSize.compareTo(MAX_SEGMENT_SIZE) > 0)
+            {
+                throw new InvalidClusterConfigException(SEGMENT_SIZE_SETTING, "must be from 1MB to 1GB, was " +
+                    segmentSize);
+            }
+            return segmentSize.toBytes();
+        }
+
+        /** The disk watermark, refused out of range (one line naming the setting). */
+        public DiskWatermark diskWatermark()
+        {
+            if (disk.freeSpaceReserve == null)
+            {
+                throw new InvalidClusterConfigException(DiskWatermark.FREE_SPACE_RESERVE_SETTING, "must be set");
+            }
+            return new DiskWatermark(disk.highWatermark, disk.freeSpaceReserve.toBytes());
+        }
 
         public Integer getNodeId()
         {
@@ -115,5 +166,33 @@ public class SluiceProperties
         {
             this.nodeId = nodeId;
         }
+    
+        /** {@code sluice.broker.disk.*}: when the broker refuses appends for its disk. */
+        public static class DiskSettings
+        {
+            private double highWatermark = DiskWatermark.DEFAULT_HIGH_WATERMARK;
+            private DataSize freeSpaceReserve = DataSize.ofBytes(DiskWatermark.DEFAULT_FREE_SPACE_RESERVE_BYTES);
+
+            public double getHighWatermark()
+            {
+                return highWatermark;
+            }
+
+            public void setHighWatermark(final double highWatermark)
+            {
+                this.highWatermark = highWatermark;
+            }
+
+            public DataSize getFreeSpaceReserve()
+            {
+                return freeSpaceReserve;
+            }
+
+            public void setFreeSpaceReserve(final DataSize freeSpaceReserve)
+            {
+                this.freeSpaceReserve = freeSpaceReserve;
+            }
+        }
     }
+
 }

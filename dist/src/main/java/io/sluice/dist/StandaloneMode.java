@@ -45,7 +45,9 @@ public class StandaloneMode
         for (int nodeId = 0; nodeId < distribution.brokerCount(); nodeId++)
         {
             final BrokerConfig config = BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), exporters)
-                .withAutoRebalance(cluster.isAutoRebalance()).withControlVoters(cluster.getControlVoters());
+                .withAutoRebalance(cluster.isAutoRebalance()).withControlVoters(cluster.getControlVoters())
+                .withDiskWatermark(sluice.getBroker().diskWatermark())
+                .withSnapshots(BrokerConfig.DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES, sluice.getBroker().segmentSizeBytes());
             final CompletableFuture<Broker> start = new CompletableFuture<>();
             final Thread starter = new Thread(() ->
             {
