@@ -268,6 +268,7 @@ public final class Broker implements AutoCloseable
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             scheduler.scheduleWithFixedDelay(broker::compactForDisk, 2, 2, TimeUnit.SECONDS);
+            scheduler.scheduleWithFixedDelay(diskGuard::refresh, 250, 250, TimeUnit.MILLISECONDS);
             if (config.autoRebalance())
             {
                 scheduler.scheduleWithFixedDelay(broker::autoRebalance, AUTO_REBALANCE_INTERVAL_MS,

@@ -197,8 +197,12 @@ public final class DiskGuard
         }
     }
 
-    /** Reads the volume again; a full disk counts as over once the volume has room for the headroom again. */
-    synchronized void refresh()
+    /**
+     * Reads the volume again (the broker calls it every 250 ms): a volume with almost nothing free counts as full at
+     * once, before a write of Raft's own metadata or log finds no space (Ratis then leaves an empty metadata file
+     * that stops the broker's next start); a full disk counts as over once the volume has room for the headroom again.
+     */
+    public synchronized void refresh()
     {
         try
         {
@@ -214,7 +218,11 @@ public final class DiskGuard
         final boolean wasPast = past;
         past = watermark.isPast(totalBytes, freeBytes);
         final long headroomBytes = headroomBytes();
-        if (freeBytes > 4 * headroomBytes)
+        if (freeBytes < headroomBytes / 4 && totalBytes > 0)
+        {
+            onFull(dataDir, new IOException("only " + mb(freeBytes) + " free"));
+        }
+        else if (freeBytes > 4 * headroomBytes)
         {
             if (noSpace)
             {

@@ -96,6 +96,20 @@ class DiskGuardTest
     }
 
     @Test
+    void aVolumeWithAlmostNothingFreeCountsAsFullAtOnceAndReleasesTheHeadroom() throws IOException
+    {
+        final DiskGuard guard = new DiskGuard(4, dir, new DiskWatermark(1.0, 0), volume, now::get, 0);
+        guard.refresh();
+        final Path headroom = dir.resolve(DiskGuard.HEADROOM_FILE);
+        assertThat(headroom).exists();
+
+        free.set(1024);
+        guard.refresh();
+        assertThat(headroom).doesNotExist();
+        assertThat(guard.refusal()).startsWith("broker 4: " + dir.toAbsolutePath() + "'s volume is full");
+    }
+
+    @Test
     void watermarkSettingsOutOfRangeAreRefusedNamingTheSetting()
     {
         assertThatThrownBy(() -> new DiskWatermark(1.5, 0)).isInstanceOf(InvalidClusterConfigException.class)
