@@ -89,6 +89,116 @@ class FullDiskTest
         }
     }
 
+    @Test
+    void aVolumeFilledBySomethingElseKillsNoBrokerLosesNoAcknowledgedRecordAndAppendsGoOnOnceFreed() throws Exception
+    {
+        final SluiceCluster cluster = RUN.cluster("filled", builder -> builder
+            .brokers(BROKERS).partitions(2).replicationFactor(3)
+            .requestTimeout(Duration.ofSeconds(5))
+            .brokerProperty("sluice.broker.segment-size", "1MB")
+            .brokerProperty("sluice.broker.disk.high-watermark", "1.0")
+            .brokerProperty("sluice.broker.disk.free-space-reserve", "0"));
+        final List<Path> volumes = mountVolumes(cluster);
+        try
+        {
+            cluster.start();
+            cluster.awaitReady();
+            cluster.awaitLeaders();
+            final List<WrittenRecord> acknowledged = new ArrayList<>();
+            writeFor(cluster, acknowledged, "before", Duration.ofSeconds(3));
+
+            final List<Path> fillers = new ArrayList<>();
+            for (final Path volume : volumes)
+            {
+                fillers.add(fill(volume));
+            }
+            final int answered507 = writeFor(cluster, acknowledged, "full", Duration.ofSeconds(15));
+            cluster.log("on the full volumes: " + answered507 + " answers 507, " + acknowledged.size() + " acknowledged");
+            for (int b = 0; b < BROKERS; b++)
+            {
+                assertThat(cluster.isBrokerRunning(b)).as("broker " + b + " runs on its full disk").isTrue();
+            }
+            assertThat(cluster.client().exporting().http().status()).isEqualTo(200);
+
+            for (final Path filler : fillers)
+            {
+                Files.delete(filler);
+            }
+            Await.until("appends taken again once the disk has room", SluiceCluster.scaled(Duration.ofMinutes(2)), () ->
+                cluster.client().postRecords("[" + json("freed") + "]").status() == 200);
+            assertEveryAcknowledgedRecordExported(cluster, acknowledged);
+
+            // Every segment passes its check on a restart (a corrupt sealed one would stop the broker).
+            for (int b = 0; b < BROKERS; b++)
+            {
+                cluster.restartBroker(b);
+            }
+            cluster.awaitReady();
+            cluster.awaitLeaders();
+            Await.until("appends taken after the restart", SluiceCluster.scaled(Duration.ofMinutes(2)), () ->
+                cluster.client().postRecords("[" + json("restarted") + "]").status() == 200);
+            assertEveryAcknowledgedRecordExported(cluster, acknowledged);
+        }
+        finally
+        {
+            cluster.close();
+            unmount(volumes);
+        }
+    }
+
+    /** Writes batches for {@code duration}, keeping what is acknowledged; returns how many answered 507. */
+    private static int writeFor(
+        final SluiceCluster cluster, final List<WrittenRecord> acknowledged, final String prefix, final Duration duration)
+    {
+        final long deadline = System.nanoTime() + duration.toNanos();
+        int seq = 0;
+        int refused = 0;
+        while (System.nanoTime() - deadline < 0)
+        {
+            final List<String> keys = new ArrayList<>();
+            final StringBuilder body = new StringBuilder("[");
+            for (int i = 0; i < 50; i++, seq++)
+            {
+                keys.add(prefix + seq);
+                body.append(i == 0 ? "" : ",").append(json(prefix + seq));
+            }
+            final HttpAnswer answer = cluster.client().postRecords(body.append(']').toString());
+            if (answer.status() == 200)
+            {
+                for (int i = 0; i < keys.size(); i++)
+                {
+                    acknowledged.add(new WrittenRecord(keys.get(i), PAYLOAD,
+                        answer.json().get(i).path("partitionId").asInt(), answer.json().get(i).path("position").asLong()));
+                }
+            }
+            else if (answer.status() == 507)
+            {
+                refused++;
+                Await.sleep(Duration.ofMillis(100));
+            }
+        }
+        return refused;
+    }
+
+    /** Fills the volume with a plain file until the disk refuses more; returns the file. */
+    private static Path fill(final Path volume) throws IOException
+    {
+        final Path filler = volume.resolve("filler");
+        final byte[] block = new byte[64 * 1024];
+        try (java.io.OutputStream out = Files.newOutputStream(filler))
+        {
+            while (true)
+            {
+                out.write(block);
+            }
+        }
+        catch (final IOException full)
+        {
+            assertThat(full.getMessage()).contains("No space left on device");
+        }
+        return filler;
+    }
+
     private static HttpAnswer writeUntilRefused(
         final SluiceCluster cluster, final List<WrittenRecord> acknowledged, final String prefix)
     {
