@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
+import io.sluice.broker.disk.DiskGuard;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
@@ -101,6 +102,9 @@ public final class Broker implements AutoCloseable
     private final TransportServer transport;
     private final EmptyReplicaNudger emptyReplicaNudger;
     private final LeaderBalancer balancer;
+    private final DiskGuard diskGuard;
+    /** Per partition, the exported position at which {@link #compactForDisk} last asked for a snapshot. */
+    private final Map<Integer, Long> compactedForDiskAt = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private Broker(
@@ -114,8 +118,10 @@ public final class Broker implements AutoCloseable
         final RaftServer raftServer,
         final TransportServer transport,
         final EmptyReplicaNudger emptyReplicaNudger,
-        final ClusterTls tls)
+        final ClusterTls tls,
+        final DiskGuard diskGuard)
     {
+        this.diskGuard = diskGuard;
         this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
             System::nanoTime);
         this.config = config;
@@ -169,6 +175,7 @@ public final class Broker implements AutoCloseable
         TlsModeProbe.check(tls != null, "broker " + nodeId, peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
 
         DataLayout.check(config.brokerDir());
+        final DiskGuard diskGuard = DiskGuard.start(nodeId, config.brokerDir(), config.diskWatermark());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
         final RaftProperties clientProperties = clientProperties(config);
@@ -193,6 +200,7 @@ public final class Broker implements AutoCloseable
                 config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
                 control, clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
                 distribution.replicasOf(partitionId).get(0));
+            partition.stateMachine().state().segmentSpace(diskGuard.segmentSpace());
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
         }
@@ -248,7 +256,7 @@ public final class Broker implements AutoCloseable
             {
                 transport = TransportServer.start(commandAddress,
                     new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
-                        adminExecutor),
+                        adminExecutor, diskGuard),
                     TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
@@ -258,8 +266,10 @@ public final class Broker implements AutoCloseable
             final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
                 adminExecutor,
                 raftServer, transport,
-                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls);
+                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(broker::compactForDisk, 2, 2, TimeUnit.SECONDS);
+            scheduler.scheduleWithFixedDelay(diskGuard::refresh, 250, 250, TimeUnit.MILLISECONDS);
             if (config.autoRebalance())
             {
                 scheduler.scheduleWithFixedDelay(broker::autoRebalance, AUTO_REBALANCE_INTERVAL_MS,
@@ -353,6 +363,35 @@ public final class Broker implements AutoCloseable
         public void onCaughtUp()
         {
             partitions.values().forEach(Partition::onExportingStateChanged);
+        }
+    }
+
+    /**
+     * While appends are refused for disk, takes a snapshot of every partition whose exporters acknowledged more since
+     * the last one: the snapshot compacts the log, and without appends the entry count that usually triggers it never
+     * comes.
+     */
+    private void compactForDisk()
+    {
+        if (closed || diskGuard.refusal() == null)
+        {
+            return;
+        }
+        for (final Partition partition : partitions.values())
+        {
+            final long exported = partition.status().exportedPosition();
+            final Long before = compactedForDiskAt.put(partition.partitionId(), exported);
+            if (before == null || exported > before)
+            {
+                partition.snapshotNow(10_000).whenComplete((reply, error) ->
+                {
+                    if (error != null)
+                    {
+                        LOG.warn("broker {}: partition {}: snapshot to free disk space failed: {}", config.nodeId(),
+                            partition.partitionId(), error.toString());
+                    }
+                });
+            }
         }
     }
 
@@ -465,7 +504,13 @@ public final class Broker implements AutoCloseable
     public CommandApi commandApi()
     {
         return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, backfillClaims,
-            adminExecutor);
+            adminExecutor, diskGuard);
+    }
+
+    /** Watches this broker's data directory's volume; refuses appends past the disk watermark. */
+    public DiskGuard diskGuard()
+    {
+        return diskGuard;
     }
 
     /** This broker's member of the cluster control group. */

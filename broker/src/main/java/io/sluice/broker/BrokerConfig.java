@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.broker.disk.DiskWatermark;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
@@ -32,6 +33,7 @@ import java.util.Objects;
  * @param shutdownTimeout           bound on handing this broker's leaderships over when it stops (controlled shutdown).
  * @param controlVoters             how many brokers vote in the cluster control group ({@code sluice.cluster.control-voters},
  *                                  brokers 0 to N-1; at most the cluster size); the others follow it as listeners.
+ * @param diskWatermark             when this broker refuses appends for its disk ({@code sluice.broker.disk.*}).
  */
 public record BrokerConfig(
     int nodeId,
@@ -48,7 +50,8 @@ public record BrokerConfig(
     int exporterThreads,
     boolean autoRebalance,
     Duration shutdownTimeout,
-    int controlVoters)
+    int controlVoters,
+    DiskWatermark diskWatermark)
 {
     public enum RaftTransport
     {
@@ -63,6 +66,7 @@ public record BrokerConfig(
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
     /** Voters of the control group: three survive one broker down, and a pause commits in one round among them. */
     public static final int DEFAULT_CONTROL_VOTERS = 3;
+    public static final long DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES = 20_000;
     public static final String CONTROL_VOTERS_SETTING = "sluice.cluster.control-voters";
 
     public BrokerConfig
@@ -71,6 +75,7 @@ public record BrokerConfig(
         Objects.requireNonNull(dataDir, "dataDir");
         exporters = exporters == null ? Map.of() : Map.copyOf(exporters);
         Objects.requireNonNull(raftTransport, "raftTransport");
+        Objects.requireNonNull(diskWatermark, "diskWatermark");
         if (electionTimeoutMax.compareTo(electionTimeoutMin) <= 0)
         {
             throw new IllegalArgumentException("electionTimeoutMax " + electionTimeoutMax +
@@ -99,8 +104,9 @@ public record BrokerConfig(
         final Map<String, ExporterConfig> exporters)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, RaftTransport.GRPC,
-            Duration.ofMillis(1000), Duration.ofMillis(2000), 20_000, 64L * 1024 * 1024,
-            Duration.ofMillis(100), Duration.ofSeconds(10), 1, true, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_CONTROL_VOTERS);
+            Duration.ofMillis(1000), Duration.ofMillis(2000), DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES, 64L * 1024 * 1024,
+            Duration.ofMillis(100), Duration.ofSeconds(10), 1, true, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_CONTROL_VOTERS,
+            DiskWatermark.DEFAULT);
     }
 
     /** This broker's own data: {@code <dataDir>/broker-<nodeId>}. */
@@ -113,56 +119,63 @@ public record BrokerConfig(
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, transport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, shutdownTimeout, controlVoters);
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withElectionTimeout(final Duration min, final Duration max)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, min, max,
             snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout, exporterThreads,
-            autoRebalance, shutdownTimeout, controlVoters);
+            autoRebalance, shutdownTimeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withSnapshots(final long thresholdEntries, final long segmentBytes)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, thresholdEntries, segmentBytes, exporterAckInterval, adminTimeout, exporterThreads,
-            autoRebalance, shutdownTimeout, controlVoters);
+            autoRebalance, shutdownTimeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withExporters(final Map<String, ExporterConfig> configured)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, configured, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, shutdownTimeout, controlVoters);
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withAdminTimeout(final Duration timeout)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, timeout,
-            exporterThreads, autoRebalance, shutdownTimeout, controlVoters);
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withAutoRebalance(final boolean enabled)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, enabled, shutdownTimeout, controlVoters);
+            exporterThreads, enabled, shutdownTimeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withShutdownTimeout(final Duration timeout)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, timeout, controlVoters);
+            exporterThreads, autoRebalance, timeout, controlVoters, diskWatermark);
     }
 
     public BrokerConfig withControlVoters(final int voters)
     {
         return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
             electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
-            exporterThreads, autoRebalance, shutdownTimeout, voters);
+            exporterThreads, autoRebalance, shutdownTimeout, voters, diskWatermark);
+    }
+
+    public BrokerConfig withDiskWatermark(final DiskWatermark watermark)
+    {
+        return new BrokerConfig(nodeId, distribution, dataDir, exporters, raftTransport, electionTimeoutMin,
+            electionTimeoutMax, snapshotThresholdEntries, segmentSizeBytes, exporterAckInterval, adminTimeout,
+            exporterThreads, autoRebalance, shutdownTimeout, controlVoters, watermark);
     }
 
     /** The brokers that vote in the control group: {@link #controlVoters()}, at most the cluster size. */

@@ -42,7 +42,8 @@ public class BrokerMode
         {
             return Broker.start(sluice.withStorage(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs()))
                 .withAutoRebalance(cluster.isAutoRebalance())
-                .withControlVoters(cluster.getControlVoters()), cluster.loadTls());
+                .withControlVoters(cluster.getControlVoters()),
+                cluster.loadTls());
         }
         catch (final IOException e)
         {

@@ -1,8 +1,10 @@
 package io.sluice.dist;
 
+import io.sluice.broker.disk.DiskWatermark;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -104,7 +106,8 @@ public class SluiceProperties
     /**
      * {@code config} with {@code sluice.broker.snapshot-threshold} (Raft entries between snapshots, each of which seals
      * the record log's segment and compacts what every exporter acknowledged) and {@code sluice.broker.segment-size}
-     * (the record log's segment size, e.g. {@code 64MB}) where they are set.
+     * (the record log's segment size, e.g. {@code 64MB}; compaction deletes whole segments, so a small volume wants
+     * small ones) where they are set, and {@code sluice.broker.disk.*} (when the broker refuses appends for its disk).
      *
      * @throws InvalidClusterConfigException naming the setting when a value cannot work.
      */
@@ -125,7 +128,7 @@ public class SluiceProperties
         {
             try
             {
-                segmentBytes = org.springframework.util.unit.DataSize.parse(broker.segmentSize.trim()).toBytes();
+                segmentBytes = DataSize.parse(broker.segmentSize.trim()).toBytes();
             }
             catch (final IllegalArgumentException e)
             {
@@ -137,7 +140,7 @@ public class SluiceProperties
                     "' is not a size from 1KB to 2GB (e.g. 64MB)");
             }
         }
-        return config.withSnapshots(threshold, segmentBytes);
+        return config.withSnapshots(threshold, segmentBytes).withDiskWatermark(broker.diskWatermark());
     }
 
     public static class BrokerSettings
@@ -169,6 +172,23 @@ public class SluiceProperties
             this.segmentSize = segmentSize;
         }
 
+        private final DiskSettings disk = new DiskSettings();
+
+        public DiskSettings getDisk()
+        {
+            return disk;
+        }
+
+        /** The disk watermark, refused out of range (one line naming the setting). */
+        public DiskWatermark diskWatermark()
+        {
+            if (disk.freeSpaceReserve == null)
+            {
+                throw new InvalidClusterConfigException(DiskWatermark.FREE_SPACE_RESERVE_SETTING, "must be set");
+            }
+            return new DiskWatermark(disk.highWatermark, disk.freeSpaceReserve.toBytes());
+        }
+
         public Integer getNodeId()
         {
             return nodeId;
@@ -178,5 +198,33 @@ public class SluiceProperties
         {
             this.nodeId = nodeId;
         }
+    
+        /** {@code sluice.broker.disk.*}: when the broker refuses appends for its disk. */
+        public static class DiskSettings
+        {
+            private double highWatermark = DiskWatermark.DEFAULT_HIGH_WATERMARK;
+            private DataSize freeSpaceReserve = DataSize.ofBytes(DiskWatermark.DEFAULT_FREE_SPACE_RESERVE_BYTES);
+
+            public double getHighWatermark()
+            {
+                return highWatermark;
+            }
+
+            public void setHighWatermark(final double highWatermark)
+            {
+                this.highWatermark = highWatermark;
+            }
+
+            public DataSize getFreeSpaceReserve()
+            {
+                return freeSpaceReserve;
+            }
+
+            public void setFreeSpaceReserve(final DataSize freeSpaceReserve)
+            {
+                this.freeSpaceReserve = freeSpaceReserve;
+            }
+        }
     }
+
 }

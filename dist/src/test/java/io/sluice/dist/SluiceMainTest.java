@@ -107,6 +107,40 @@ class SluiceMainTest
     }
 
     @Test
+    void diskHighWatermarkOutOfRangeNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.broker.disk.high-watermark=1.5",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.disk.high-watermark: must be a share of the volume from 0.05 to 1.0")
+            .contains("was 1.5");
+        assertThat(dataDir.resolve("broker-0")).doesNotExist();
+    }
+
+    @Test
+    void negativeFreeSpaceReserveNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.broker.disk.free-space-reserve=-1MB",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.disk.free-space-reserve: must not be negative");
+    }
+
+    @Test
+    void unparsableWatermarkNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.broker.disk.high-watermark=ninety",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.disk.high-watermark: cannot use 'ninety'");
+    }
+
+    @Test
+    void segmentSizeOutOfRangeNamesTheSetting()
+    {
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.broker.segment-size=100B",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.broker.segment-size: '100B' is not a size from 1KB to 2GB");
+    }
+
+    @Test
     void malformedBrokerListNamesTheSetting()
     {
         assertThat(startupFailure("gateway", "--sluice.cluster.brokers=127.0.0.1:26501,nonsense", "--server.port=0",

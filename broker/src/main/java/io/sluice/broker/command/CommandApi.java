@@ -16,7 +16,9 @@ import io.sluice.broker.partition.RebalanceOutcome;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminRequestDecoder;
+import io.sluice.broker.disk.DiskGuard;
 import io.sluice.protocol.codecs.AppendRequestDecoder;
+import io.sluice.protocol.codecs.TopologyResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimAction;
 import io.sluice.protocol.codecs.BackfillClaimPhase;
 import io.sluice.protocol.codecs.BackfillClaimRequestDecoder;
@@ -77,6 +79,7 @@ public final class CommandApi implements RequestHandler
     private final BackfillClaims backfillClaims;
     private final Executor adminExecutor;
     private final Clock clock;
+    private final DiskGuard diskGuard;
     private final ThreadLocal<Decoders> decoders = ThreadLocal.withInitial(Decoders::new);
 
     /**
@@ -91,10 +94,11 @@ public final class CommandApi implements RequestHandler
         final ControlGroup control,
         final ExportingControl exportingControl,
         final BackfillClaims backfillClaims,
-        final Executor adminExecutor)
+        final Executor adminExecutor,
+        final DiskGuard diskGuard)
     {
         this(brokerId, distribution, partitions, control, exportingControl, backfillClaims, adminExecutor,
-            Clock.systemUTC());
+            Clock.systemUTC(), diskGuard);
     }
 
     /** @param clock bounds exporting state versions: one beyond this clock plus {@link AdminLimits#MAX_VERSION_AHEAD} is refused. */
@@ -106,7 +110,8 @@ public final class CommandApi implements RequestHandler
         final ExportingControl exportingControl,
         final BackfillClaims backfillClaims,
         final Executor adminExecutor,
-        final Clock clock)
+        final Clock clock,
+        final DiskGuard diskGuard)
     {
         this.brokerId = brokerId;
         this.distribution = distribution;
@@ -116,6 +121,7 @@ public final class CommandApi implements RequestHandler
         this.backfillClaims = backfillClaims;
         this.adminExecutor = adminExecutor;
         this.clock = clock;
+        this.diskGuard = diskGuard;
     }
 
     @Override
@@ -400,6 +406,15 @@ public final class CommandApi implements RequestHandler
         {
             return;
         }
+        final String diskFull = diskGuard == null ? null : diskGuard.refusal();
+        if (diskFull != null)
+        {
+            // Only appends: exporter acknowledgements, pause and resume go on, so the log can compact and free the disk.
+            diskGuard.countRefused();
+            response.respond(ErrorResponseWriter.of(ErrorCode.DISK_FULL, partitionId, ErrorResponseWriter.NO_LEADER,
+                diskFull));
+            return;
+        }
 
         // First pass: validate every length against the frame and size the records.
         long recordsLength = 0;
@@ -660,7 +675,10 @@ public final class CommandApi implements RequestHandler
         }
         final List<PartitionStatus> statuses = new ArrayList<>(partitions.size());
         partitions.keySet().stream().sorted().forEach((id) -> statuses.add(partitions.get(id).status()));
-        response.respond(ResponseWriters.topology(brokerId, control.leaderId(), control.caughtUp(), statuses));
+        response.respond(ResponseWriters.topology(brokerId, control.leaderId(), control.caughtUp(), statuses,
+            diskGuard == null ? TopologyResponseEncoder.diskUsedRatioNullValue() : diskGuard.usedRatio(),
+            diskGuard == null ? TopologyResponseEncoder.diskFreeBytesNullValue() : diskGuard.freeBytes(),
+            diskGuard == null ? 0 : diskGuard.appendsRefused()));
     }
 
     private Partition partitionOrRespond(final int partitionId, final ResponseChannel response)

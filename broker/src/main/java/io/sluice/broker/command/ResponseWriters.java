@@ -77,7 +77,8 @@ final class ResponseWriters
     }
 
     static MessageWriter topology(
-        final int brokerId, final int controlLeaderId, final boolean controlCaughtUp, final List<PartitionStatus> partitions)
+        final int brokerId, final int controlLeaderId, final boolean controlCaughtUp, final List<PartitionStatus> partitions,
+        final double diskUsedRatio, final long diskFreeBytes, final long appendsRefusedDisk)
     {
         int length = MessageHeaderEncoder.ENCODED_LENGTH + TopologyResponseEncoder.BLOCK_LENGTH +
             TopologyResponseEncoder.PartitionsEncoder.sbeHeaderSize();
@@ -106,7 +107,10 @@ final class ResponseWriters
                     .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
                     .brokerId(brokerId)
                     .controlLeaderId(controlLeaderId < 0 ? TopologyResponseEncoder.controlLeaderIdNullValue() : controlLeaderId)
-                    .controlCaughtUp(controlCaughtUp ? BooleanType.TRUE : BooleanType.FALSE);
+                    .controlCaughtUp(controlCaughtUp ? BooleanType.TRUE : BooleanType.FALSE)
+                    .diskUsedRatio(diskUsedRatio)
+                    .diskFreeBytes(diskFreeBytes)
+                    .appendsRefusedDisk(appendsRefusedDisk);
                 final TopologyResponseEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
                 for (final PartitionStatus status : partitions)
                 {

@@ -32,7 +32,11 @@ import java.util.zip.CRC32C;
  * Writes go straight into the active segment's memory mapping: a record's body is copied once, from the
  * caller's buffer (a view of the applied Raft entry) into the segment's pages, where a {@code write(2)} would
  * have copied it from a buffer of ours; there is no write buffer. The mapping runs ahead of the records (the file
- * is extended as it grows, doubling) and the file is cut to its records when the segment is sealed or closed.
+ * is extended as it grows, doubling up to steps of {@link #MAX_GROWTH_BYTES}) and the file is cut to its records when
+ * the segment is sealed or closed. Every byte is reserved on disk ({@link SegmentSpace#reserve}) before it is mapped:
+ * a page of a sparse mapping that a full disk cannot back would raise SIGBUS, which can kill the JVM; a failed
+ * reservation is an IOException before anything is written, and the append waits or fails as the
+ * {@link SegmentSpace} says, counting nothing.
  * Records become readable at {@link #flushWrites()}, which the apply calls once per entry, and are forced to disk
  * by {@link #flush()} (before a snapshot lets Raft purge the entries the records came from). A torn, corrupt or
  * zero tail of the active segment (a crash while it ran ahead) is cut off on open, since the Raft log still holds
@@ -54,9 +58,13 @@ public final class RecordLog implements AutoCloseable
     /** The first mapping of an active segment; it doubles as records need, up to the segment size and a slack. */
     static final int MIN_MAPPING_BYTES = 256 * 1024;
     static final int MAPPING_SLACK_BYTES = 64 * 1024;
+    /** Most a mapping grows by at once: what one reservation writes (and what a full disk refuses) stays small. */
+    static final int MAX_GROWTH_BYTES = 4 * 1024 * 1024;
 
     private final Path directory;
     private final long segmentSizeBytes;
+    private final SegmentSpace space;
+    private boolean closed;
     private final List<Segment> segments = new ArrayList<>();
     private final CRC32C crc = new CRC32C();
     private final RecordFrame frame = new RecordFrame();
@@ -67,10 +75,22 @@ public final class RecordLog implements AutoCloseable
     private long flushedPosition;
     private long lastRaftIndex;
 
-    private RecordLog(final Path directory, final long segmentSizeBytes)
+    private RecordLog(final Path directory, final long segmentSizeBytes, final SegmentSpace space)
     {
         this.directory = directory;
         this.segmentSizeBytes = segmentSizeBytes;
+        this.space = space;
+    }
+
+    /** Opens the log with {@link SegmentSpace#zerosFailingFast()}; as {@link #open(Path, long, long, long, SegmentSpace)}. */
+    public static RecordLog open(
+        final Path directory,
+        final long segmentSizeBytes,
+        final long snapshotLastPosition,
+        final long snapshotLastRaftIndex) throws IOException
+    {
+        return open(directory, segmentSizeBytes, snapshotLastPosition, snapshotLastRaftIndex,
+            SegmentSpace.zerosFailingFast());
     }
 
     /**
@@ -78,15 +98,17 @@ public final class RecordLog implements AutoCloseable
      *
      * @param snapshotLastPosition  last position recorded by the snapshot the state machine starts from, 0 if none.
      * @param snapshotLastRaftIndex Raft index of the entry holding that position, 0 if none.
+     * @param space                 reserves the segments' space on disk, and says what an append does without it.
      */
     public static RecordLog open(
         final Path directory,
         final long segmentSizeBytes,
         final long snapshotLastPosition,
-        final long snapshotLastRaftIndex) throws IOException
+        final long snapshotLastRaftIndex,
+        final SegmentSpace space) throws IOException
     {
         Files.createDirectories(directory);
-        final RecordLog log = new RecordLog(directory, segmentSizeBytes);
+        final RecordLog log = new RecordLog(directory, segmentSizeBytes, space);
         log.recover(snapshotLastPosition, snapshotLastRaftIndex);
         return log;
     }
@@ -220,14 +242,54 @@ public final class RecordLog implements AutoCloseable
         {
             throw new IOException("record of " + frameBytes + " bytes exceeds the maximum " + MAX_FRAME_LENGTH);
         }
-        Segment active = segments.get(segments.size() - 1);
-        if (active.size + pendingBytes >= segmentSizeBytes && active.count() + pendingLengths.size() > 0)
+        boolean waited = false;
+        while (true)
         {
-            flushWrites();
-            active = rollLocked();
+            if (closed)
+            {
+                throw new IOException("record log " + directory + " is closed");
+            }
+            Segment active = segments.get(segments.size() - 1);
+            if (active.size + pendingBytes >= segmentSizeBytes && active.count() + pendingLengths.size() > 0)
+            {
+                flushWrites();
+                active = rollLocked();
+            }
+            final long frameOffset = active.size + pendingBytes;
+            try
+            {
+                final UnsafeBuffer writable = active.writable(frameOffset + frameBytes, segmentSizeBytes, space);
+                if (waited)
+                {
+                    space.onSpaceBack(active.file);
+                }
+                return frame.wrap(writable, (int)frameOffset);
+            }
+            catch (final NoSpaceException e)
+            {
+                final long waitMs = space.onNoSpace(active.file, e.reason());
+                if (waitMs < 0)
+                {
+                    throw e.reason();
+                }
+                waited = true;
+                awaitSpace(waitMs);
+            }
         }
-        final long frameOffset = active.size + pendingBytes;
-        return frame.wrap(active.writable(frameOffset + frameBytes, segmentSizeBytes), (int)frameOffset);
+    }
+
+    /** Waits with the log's lock released: exporters read on while an append waits for disk space. */
+    private void awaitSpace(final long waitMs) throws IOException
+    {
+        try
+        {
+            wait(Math.max(1, waitMs));
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for disk space in " + directory, e);
+        }
     }
 
     /**
@@ -354,6 +416,8 @@ public final class RecordLog implements AutoCloseable
     @Override
     public synchronized void close() throws IOException
     {
+        closed = true;
+        notifyAll(); // an append waiting for disk space gives up
         flushWrites();
         for (final Segment segment : segments)
         {
@@ -387,6 +451,22 @@ public final class RecordLog implements AutoCloseable
             int keyLength,
             int payloadOffset,
             int payloadLength);
+    }
+
+    /** A segment's space could not be reserved: the append may wait for space, unlike on other failures. */
+    private static final class NoSpaceException extends IOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        NoSpaceException(final IOException reason)
+        {
+            super(reason.getMessage(), reason);
+        }
+
+        IOException reason()
+        {
+            return (IOException)getCause();
+        }
     }
 
     private static final class Segment
@@ -503,11 +583,12 @@ public final class RecordLog implements AutoCloseable
         }
 
         /**
-         * The mapping, made to hold at least {@code end} bytes: it doubles from {@code MIN_MAPPING_BYTES} up to the
+         * The mapping, made to hold at least {@code end} bytes: it doubles from {@code MIN_MAPPING_BYTES} (by at most
+         * {@code MAX_GROWTH_BYTES}) up to the
          * segment size and {@code MAPPING_SLACK_BYTES}, then grows to what a record needs (the segment rolls at its
          * next append).
          */
-        UnsafeBuffer writable(final long end, final long segmentSizeBytes) throws IOException
+        UnsafeBuffer writable(final long end, final long segmentSizeBytes, final SegmentSpace space) throws IOException
         {
             if (mapping != null && mapping.capacity() >= end)
             {
@@ -517,16 +598,31 @@ public final class RecordLog implements AutoCloseable
             {
                 throw new IOException("segment " + file + " is sealed");
             }
-            final long grown = Math.min(Math.max(mapping == null ? MIN_MAPPING_BYTES : 2L * mapping.capacity(),
-                MIN_MAPPING_BYTES), segmentSizeBytes + MAPPING_SLACK_BYTES);
+            final long current = mapping == null ? 0 : mapping.capacity();
+            final long grown = Math.min(Math.max(current + Math.min(current, MAX_GROWTH_BYTES), MIN_MAPPING_BYTES),
+                segmentSizeBytes + MAPPING_SLACK_BYTES);
             final long capacity = Math.max(end, grown);
             if (capacity > Integer.MAX_VALUE)
             {
                 throw new IOException("segment " + file + " would exceed " + Integer.MAX_VALUE + " bytes");
             }
+            // Reserves the file up to the capacity on disk before mapping it (the old mapping stays whole if this
+            // fails); the part past the records is cut off when the segment is sealed or closed, and on open after a
+            // crash (a zero length ends the scan).
+            final long fileSize = channel.size();
+            if (fileSize < capacity)
+            {
+                try
+                {
+                    space.reserve(channel, fileSize, capacity);
+                }
+                catch (final IOException e)
+                {
+                    throw new NoSpaceException(new IOException("reserving " + (capacity - fileSize) + " bytes of " +
+                        file + " failed: " + e.getMessage(), e));
+                }
+            }
             unmap();
-            // Extends the file to the capacity; the part past the records is cut off when the segment is sealed or
-            // closed, and on open after a crash (a zero length ends the scan).
             mapping = channel.map(FileChannel.MapMode.READ_WRITE, 0, capacity);
             mappingView.wrap(mapping);
             return mappingView;

@@ -27,6 +27,7 @@ import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
@@ -628,6 +629,21 @@ public final class Partition implements PartitionListener, AutoCloseable
         {
             return CompletableFuture.failedFuture(unavailable(e.toString()));
         }
+    }
+
+    /**
+     * Asks this replica to take a snapshot now, whatever the entries since its last: a snapshot compacts the record log
+     * below what every exporter acknowledged, which a disk past its watermark cannot wait for.
+     */
+    public CompletableFuture<RaftClientReply> snapshotNow(final long timeoutMs)
+    {
+        final RaftServer server = this.server;
+        if (server == null)
+        {
+            return CompletableFuture.failedFuture(unavailable("not started"));
+        }
+        return server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(clientId, selfId,
+            group.getGroupId(), callIds.incrementAndGet(), timeoutMs, 1));
     }
 
     /** Asks this replica's Raft server to hand the leadership to {@code target}, or to step down when it is null. */

@@ -3,6 +3,7 @@ package io.sluice.broker.partition;
 import io.sluice.broker.backfill.BackfillCodecException;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
+import io.sluice.broker.log.SegmentSpace;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryDecoder;
@@ -86,6 +87,8 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final ExpandableArrayBuffer entryScratch = new ExpandableArrayBuffer(0);
 
     private volatile RecordLog log;
+    /** How the record log reserves disk space; set before the state machine starts (the broker's disk guard). */
+    private volatile SegmentSpace segmentSpace = SegmentSpace.zerosFailingFast();
     /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
     private long appliedPosition;
     private PartitionBackfills backfills;
@@ -155,7 +158,8 @@ public final class PartitionState implements PartitionBackfills.StateView
             // No backfills in the snapshot (or none at all) reads as none: an installed snapshot replaces any held here.
             backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
         }
-        log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex);
+        log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex,
+            segmentSpace);
         appliedPosition = lastPosition;
     }
 
@@ -494,6 +498,12 @@ public final class PartitionState implements PartitionBackfills.StateView
     public int partitionId()
     {
         return partitionId;
+    }
+
+    /** Sets how the record log reserves disk space and waits for it; takes effect when the log is next opened. */
+    public void segmentSpace(final SegmentSpace space)
+    {
+        this.segmentSpace = space;
     }
 
     public RecordLog recordLog()

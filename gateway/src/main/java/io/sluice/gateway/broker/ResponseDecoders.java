@@ -118,8 +118,14 @@ final class ResponseDecoders
             // Absent before protocol version 3: a broker that does not say has no control group to wait for.
             final int controlLeaderId = topology.controlLeaderId();
             final boolean controlCaughtUp = topology.controlCaughtUp() != BooleanType.FALSE;
+            // Absent before protocol version 5: the disk reads as unknown.
+            final double diskUsedRatio = topology.diskUsedRatio();
+            final long diskFreeBytes = topology.diskFreeBytes();
+            final BrokerDisk disk = diskFreeBytes == TopologyResponseDecoder.diskFreeBytesNullValue() ?
+                BrokerDisk.UNKNOWN : new BrokerDisk(diskUsedRatio, diskFreeBytes, topology.appendsRefusedDisk());
             return new BrokerTopology(brokerId, List.copyOf(partitions),
-                controlLeaderId == TopologyResponseDecoder.controlLeaderIdNullValue() ? -1 : controlLeaderId, controlCaughtUp);
+                controlLeaderId == TopologyResponseDecoder.controlLeaderIdNullValue() ? -1 : controlLeaderId, controlCaughtUp,
+                disk);
         });
     }
 }

@@ -1,5 +1,6 @@
 package io.sluice.gateway.management;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -42,6 +43,21 @@ public class ClusterMetrics implements MeterBinder
                 .description("Partitions the broker leads")
                 .tag("broker", Integer.toString(brokerId))
                 .register(registry);
+            Gauge.builder("sluice.broker.disk.used.ratio", () -> topology.disk(brokerId).usedRatio())
+                .description("Share of the broker's data directory's volume in use (0 to 1); past " +
+                    "sluice.broker.disk.high-watermark it refuses appends")
+                .tag("broker", Integer.toString(brokerId))
+                .register(registry);
+            Gauge.builder("sluice.broker.disk.free", () -> freeBytes(brokerId))
+                .description("Bytes free on the broker's data directory's volume")
+                .baseUnit("bytes")
+                .tag("broker", Integer.toString(brokerId))
+                .register(registry);
+            FunctionCounter.builder("sluice.broker.appends.refused.disk", topology,
+                    (t) -> t.disk(brokerId).appendsRefused())
+                .description("Appends the broker refused with 507 disk-full since it started")
+                .tag("broker", Integer.toString(brokerId))
+                .register(registry);
         }
         Gauge.builder("sluice.partitions.leader.not.preferred", this::leadersNotPreferred)
             .description("Partitions led by a broker other than their preferred one (the first of the placement); " +
@@ -64,6 +80,12 @@ public class ClusterMetrics implements MeterBinder
                 .tag("partition", tag)
                 .register(registry);
         }
+    }
+
+    private double freeBytes(final int brokerId)
+    {
+        final long free = topology.disk(brokerId).freeBytes();
+        return free < 0 ? Double.NaN : free;
     }
 
     private int leadersOn(final int brokerId)

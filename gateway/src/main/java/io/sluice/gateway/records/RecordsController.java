@@ -241,6 +241,12 @@ public class RecordsController
                     "' was already used with a different request body within the idempotency window (" +
                     idempotencyWindow + ", sluice.records.idempotency-window); nothing was appended"));
         }
+        if (BrokerFailure.errorCode(cause) == ErrorCode.DISK_FULL)
+        {
+            // Nothing was appended; the broker takes appends again by itself once space is back.
+            return ResponseEntity.status(HttpStatus.INSUFFICIENT_STORAGE).contentType(MediaType.APPLICATION_JSON)
+                .body(Map.of("error", "disk-full", "message", String.valueOf(cause.getMessage())));
+        }
         final HttpStatus status;
         final String code;
         switch (failure)

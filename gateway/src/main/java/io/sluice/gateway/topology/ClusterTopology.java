@@ -1,5 +1,6 @@
 package io.sluice.gateway.topology;
 
+import io.sluice.gateway.broker.BrokerDisk;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
@@ -50,5 +51,11 @@ public interface ClusterTopology
     default boolean isControlCaughtUp(final int brokerId)
     {
         return true;
+    }
+
+    /** The broker's disk as it last reported it; unknown for a topology that does not poll brokers. */
+    default BrokerDisk disk(final int brokerId)
+    {
+        return BrokerDisk.UNKNOWN;
     }
 }

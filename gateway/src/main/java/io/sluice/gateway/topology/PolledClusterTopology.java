@@ -1,6 +1,7 @@
 package io.sluice.gateway.topology;
 
 import io.sluice.gateway.broker.BrokerClient;
+import io.sluice.gateway.broker.BrokerDisk;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -159,6 +160,12 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     }
 
     @Override
+    public BrokerDisk disk(final int brokerId)
+    {
+        return distribution.isBroker(brokerId) ? views.get(brokerId).disk() : BrokerDisk.UNKNOWN;
+    }
+
+    @Override
     public boolean isKnownDown(final int brokerId)
     {
         return distribution.isBroker(brokerId) && views.get(brokerId).connectionFailed();
@@ -232,7 +239,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
                 }
             }
             views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, false, startedNanos,
-                topology.controlLeaderId(), topology.controlCaughtUp()));
+                topology.controlLeaderId(), topology.controlCaughtUp(), topology.disk()));
             if (!previous.reachable())
             {
                 LOG.info("broker {} at {} is reachable ({} partitions reported)",
@@ -264,11 +271,12 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         boolean connectionFailed,
         long polledAtNanos,
         int controlLeaderId,
-        boolean controlCaughtUp)
+        boolean controlCaughtUp,
+        BrokerDisk disk)
     {
         static BrokerView unreachable(final String failure, final boolean connectionFailed, final long polledAtNanos)
         {
-            return new BrokerView(false, Map.of(), failure, connectionFailed, polledAtNanos, -1, false);
+            return new BrokerView(false, Map.of(), failure, connectionFailed, polledAtNanos, -1, false, BrokerDisk.UNKNOWN);
         }
     }
 
