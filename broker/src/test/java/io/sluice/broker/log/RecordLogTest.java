@@ -169,7 +169,28 @@ class RecordLogTest
             log.append(7, 1_700_000_000_124L, null, 0, -1, payload, 0, payload.capacity());
             log.flushWrites();
         }
-        assertThat(Files.readAllBytes(fresh.resolve("segment-00000000000000000001.log"))).isEqualTo(hex(written));
+        assertThat(Files.readAllBytes(fresh.resolve("segment-00000000000000000001.log")))
+            .isEqualTo(withBodyVersion(hex(written), io.sluice.broker.log.codecs.RecordBodyEncoder.SCHEMA_VERSION));
+    }
+
+    /**
+     * The same frames with the body version (offset 12) a writer of broker-log schema {@code version} puts there, and
+     * their CRCs (CRC32C from offset 8 to the frame's end) worked out again: the layout is unchanged by a schema bump.
+     */
+    private static byte[] withBodyVersion(final byte[] segment, final int version)
+    {
+        final java.nio.ByteBuffer frames = java.nio.ByteBuffer.wrap(segment.clone()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int offset = 0;
+        while (offset + 8 <= frames.capacity())
+        {
+            final int length = frames.getInt(offset);
+            frames.putShort(offset + 12, (short)version);
+            final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            crc.update(frames.array(), offset + 8, length - 4);
+            frames.putInt(offset + 4, (int)crc.getValue());
+            offset += 4 + length;
+        }
+        return frames.array();
     }
 
     /**
