@@ -71,13 +71,16 @@ final class ResponseWriters
                     .exportingState(status.exportingState())
                     .version(status.exportingStateVersion())
                     .exportedPosition(status.exportedPosition())
-                    .lastPosition(status.lastPosition());
+                    .lastPosition(status.lastPosition())
+                    .sinceMicros(status.hold().sinceMicros())
+                    .expiresAtMicros(status.hold().expiresAtMicros());
             }
         };
     }
 
     static MessageWriter topology(
-        final int brokerId, final int controlLeaderId, final boolean controlCaughtUp, final List<PartitionStatus> partitions)
+        final int brokerId, final int controlLeaderId, final boolean controlCaughtUp, final List<PartitionStatus> partitions,
+        final long leaseExpiries)
     {
         int length = MessageHeaderEncoder.ENCODED_LENGTH + TopologyResponseEncoder.BLOCK_LENGTH +
             TopologyResponseEncoder.PartitionsEncoder.sbeHeaderSize();
@@ -106,7 +109,8 @@ final class ResponseWriters
                     .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
                     .brokerId(brokerId)
                     .controlLeaderId(controlLeaderId < 0 ? TopologyResponseEncoder.controlLeaderIdNullValue() : controlLeaderId)
-                    .controlCaughtUp(controlCaughtUp ? BooleanType.TRUE : BooleanType.FALSE);
+                    .controlCaughtUp(controlCaughtUp ? BooleanType.TRUE : BooleanType.FALSE)
+                    .leaseExpiries(leaseExpiries);
                 final TopologyResponseEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
                 for (final PartitionStatus status : partitions)
                 {
@@ -118,7 +122,10 @@ final class ResponseWriters
                         .exportingState(status.exportingState())
                         .exportingStateVersion(status.exportingStateVersion())
                         .lastPosition(status.lastPosition())
-                        .exportedPosition(status.exportedPosition());
+                        .exportedPosition(status.exportedPosition())
+                        .exportingSinceMicros(status.hold().sinceMicros())
+                        .leaseExpiresAtMicros(status.hold().expiresAtMicros())
+                        .leaseExpiredAtMicros(status.hold().expiredAtMicros());
                     final TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder exporters =
                         group.exportersCount(status.exporterPositions().size());
                     for (final Map.Entry<String, Long> exporter : status.exporterPositions().entrySet())

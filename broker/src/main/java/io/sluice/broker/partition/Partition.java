@@ -632,7 +632,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .forEach((id) -> positions.put(id, state.exporterPosition(id)));
         return new PartitionStatus(partitionId, role, term, leaderId, exporting.heldState(),
             exporting.version(), state.lastPosition(), state.exportedPosition(),
-            positions);
+            positions, exporting.hold());
     }
 
     @Override

@@ -10,9 +10,17 @@ import java.util.List;
  * @param controlLeaderId the control group's leader as the broker knows it, -1 when it knows none.
  * @param controlCaughtUp whether the broker's control group replica caught up with the group (until then its
  *                        exporting states may be older than what was answered, and it exports nothing).
+ * @param leaseExpiries   pause leases that ran out and ended a hold, as the broker's control replica counted them.
  */
-public record BrokerTopology(int brokerId, List<PartitionStatus> partitions, int controlLeaderId, boolean controlCaughtUp)
+public record BrokerTopology(
+    int brokerId, List<PartitionStatus> partitions, int controlLeaderId, boolean controlCaughtUp, long leaseExpiries)
 {
+    public BrokerTopology(
+        final int brokerId, final List<PartitionStatus> partitions, final int controlLeaderId, final boolean controlCaughtUp)
+    {
+        this(brokerId, partitions, controlLeaderId, controlCaughtUp, 0);
+    }
+
     /** A broker's view without news of the control group (tests, older brokers). */
     public BrokerTopology(final int brokerId, final List<PartitionStatus> partitions)
     {

@@ -8,7 +8,8 @@ import java.util.Map;
 /**
  * One replica's view of its partition, as a broker reports it in a {@code TopologyResponse} and the gateway reads
  * it back. {@code leaderId} is -1 when no leader is known; positions are -1 when unknown;
- * {@code exporterPositions} maps exporter id to acknowledged position.
+ * {@code exporterPositions} maps exporter id to acknowledged position; {@code hold} the times of the exporting state
+ * (when it began, when its pause lease ends or ended).
  */
 public record PartitionStatus(
     int partitionId,
@@ -19,6 +20,27 @@ public record PartitionStatus(
     long exportingStateVersion,
     long lastPosition,
     long exportedPosition,
-    Map<String, Long> exporterPositions)
+    Map<String, Long> exporterPositions,
+    ExportingHold hold)
 {
+    public PartitionStatus
+    {
+        hold = hold == null ? ExportingHold.NONE : hold;
+    }
+
+    /** Without times (no lease known). */
+    public PartitionStatus(
+        final int partitionId,
+        final PartitionRole role,
+        final long term,
+        final int leaderId,
+        final ExportingState exportingState,
+        final long exportingStateVersion,
+        final long lastPosition,
+        final long exportedPosition,
+        final Map<String, Long> exporterPositions)
+    {
+        this(partitionId, role, term, leaderId, exportingState, exportingStateVersion, lastPosition, exportedPosition,
+            exporterPositions, ExportingHold.NONE);
+    }
 }
