@@ -51,4 +51,10 @@ public interface ClusterTopology
     {
         return true;
     }
+
+    /** Pause leases that ran out and ended a hold, as the control group counts them; 0 when none is known. */
+    default long leaseExpiries()
+    {
+        return 0;
+    }
 }
