@@ -96,6 +96,10 @@ final class ExportingCommands extends CommandGroup
         @Option(names = "--soft", description = "Soft pause: keep exporting, stop acknowledging positions.")
         boolean soft;
 
+        @Option(names = "--lease", paramLabel = "DURATION",
+            description = "ISO-8601 duration (PT30M): the hold ends by itself when it runs out; the gateway checks it.")
+        String lease;
+
         Pause(final CliConsole console)
         {
             super(console);
@@ -104,7 +108,10 @@ final class ExportingCommands extends CommandGroup
         @Override
         public Integer call() throws GatewayUnreachableException, InterruptedException
         {
-            return soft ? post("soft pause", "/exporting/pause?soft=true") : post("pause", "/exporting/pause");
+            final String leased = lease == null ? "" :
+                "lease=" + java.net.URLEncoder.encode(lease, java.nio.charset.StandardCharsets.UTF_8);
+            return soft ? post("soft pause", "/exporting/pause?soft=true" + (leased.isEmpty() ? "" : "&" + leased)) :
+                post("pause", "/exporting/pause" + (leased.isEmpty() ? "" : "?" + leased));
         }
     }
 

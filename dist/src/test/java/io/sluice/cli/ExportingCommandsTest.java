@@ -56,6 +56,15 @@ class ExportingCommandsTest
     }
 
     @Test
+    void aPauseWithALeaseAsksTheGatewayForIt()
+    {
+        final CliRun run = CliRun.run("exporting", "pause", "--soft", "--lease", "PT30M", "--gateway", gateway.url());
+
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCode.SUCCEEDED);
+        assertThat(gateway.requests("POST", "/actuator/exporting/pause").get(0).query()).isEqualTo("soft=true&lease=PT30M");
+    }
+
+    @Test
     void softPauseAsksForSoftTrue()
     {
         final CliRun run = CliRun.run("exporting", "pause", "--soft", "--gateway", gateway.url());

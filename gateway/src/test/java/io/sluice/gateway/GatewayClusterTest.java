@@ -281,6 +281,43 @@ class GatewayClusterTest
     }
 
     @Test
+    @Order(8)
+    void everyMetricTheShippedAlertsAndDashboardNameIsInTheScrape() throws Exception
+    {
+        awaitReady();
+        post("{\"key\": \"metrics\", \"payload\": {}}");
+        // A resume (the cluster exports already) so the operation histogram has a sample.
+        send(HttpRequest.newBuilder(URI.create(management + "/actuator/exporting/resume"))
+            .POST(HttpRequest.BodyPublishers.noBody()).build());
+        final Path monitoring = Path.of("..", "dist", "monitoring");
+        final java.util.TreeSet<String> named = new java.util.TreeSet<>();
+        for (final String file : List.of("sluice-alerts.yml", "sluice-dashboard.json"))
+        {
+            final java.util.regex.Matcher m = java.util.regex.Pattern.compile("sluice_[a-z_]+")
+                .matcher(Files.readString(monitoring.resolve(file)));
+            while (m.find())
+            {
+                named.add(m.group());
+            }
+        }
+        assertThat(named).as("metric names in the rules and dashboard").contains("sluice_exporting_held_seconds",
+            "sluice_exporting_lease_expiries_total", "sluice_exporter_lag_records", "sluice_partition_leader");
+
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+        {
+            final java.util.Set<String> scraped = new java.util.HashSet<>();
+            for (final String line : get(management + "/actuator/prometheus").body().split("\n"))
+            {
+                if (!line.startsWith("#") && !line.isBlank())
+                {
+                    scraped.add(line.split("[{ ]", 2)[0]);
+                }
+            }
+            assertThat(scraped).as("the scrape of a real cluster").containsAll(named);
+        });
+    }
+
+    @Test
     @Order(100)
     void closedBrokerIsMarkedUnreachableWithinSecondsAndWritesCarryOn() throws Exception
     {

@@ -563,11 +563,21 @@ public final class CommandApi implements RequestHandler
                 "broker's clock (at most " + maxVersion + " now); check the gateway's clock");
             return;
         }
-        final ExportingChange change = operationOf(request, partitionId, target, version, response);
-        if (change == null)
+        final ExportingChange operation = operationOf(request, partitionId, target, version, response);
+        if (operation == null)
         {
             return;
         }
+        // Absent before protocol version 5 (the null value): no lease.
+        final long leaseMicros = request.leaseMicros() == AdminRequestDecoder.leaseMicrosNullValue() ? 0 :
+            request.leaseMicros();
+        if (leaseMicros < 0 || (leaseMicros > 0 && target == ExportingState.EXPORTING))
+        {
+            invalid(response, partitionId, "partition " + partitionId + " on broker " + brokerId + ": lease of " +
+                leaseMicros + " µs with " + target + ": a lease is positive and only for a pause");
+            return;
+        }
+        final ExportingChange change = operation.withLease(leaseMicros);
         final boolean leaderAsked = leaderTargeted == BooleanType.TRUE.value();
         final CompletableFuture<Void> changed =
             onAdminExecutor(partitionId, response, () -> exportingControl.change(partitionId, change, leaderAsked));
@@ -678,7 +688,8 @@ public final class CommandApi implements RequestHandler
         response.respond(ResponseWriters.topology(brokerId, control.leaderId(), control.caughtUp(), statuses,
             diskGuard == null ? TopologyResponseEncoder.diskUsedRatioNullValue() : diskGuard.usedRatio(),
             diskGuard == null ? TopologyResponseEncoder.diskFreeBytesNullValue() : diskGuard.freeBytes(),
-            diskGuard == null ? 0 : diskGuard.appendsRefused()));
+            diskGuard == null ? 0 : diskGuard.appendsRefused(),
+            control.state().leaseExpiries()));
     }
 
     private Partition partitionOrRespond(final int partitionId, final ResponseChannel response)

@@ -71,14 +71,17 @@ final class ResponseWriters
                     .exportingState(status.exportingState())
                     .version(status.exportingStateVersion())
                     .exportedPosition(status.exportedPosition())
-                    .lastPosition(status.lastPosition());
+                    .lastPosition(status.lastPosition())
+                    .sinceMicros(status.hold().sinceMicros())
+                    .expiresAtMicros(status.hold().expiresAtMicros());
             }
         };
     }
 
     static MessageWriter topology(
         final int brokerId, final int controlLeaderId, final boolean controlCaughtUp, final List<PartitionStatus> partitions,
-        final double diskUsedRatio, final long diskFreeBytes, final long appendsRefusedDisk)
+        final double diskUsedRatio, final long diskFreeBytes, final long appendsRefusedDisk,
+        final long leaseExpiries)
     {
         int length = MessageHeaderEncoder.ENCODED_LENGTH + TopologyResponseEncoder.BLOCK_LENGTH +
             TopologyResponseEncoder.PartitionsEncoder.sbeHeaderSize();
@@ -110,7 +113,8 @@ final class ResponseWriters
                     .controlCaughtUp(controlCaughtUp ? BooleanType.TRUE : BooleanType.FALSE)
                     .diskUsedRatio(diskUsedRatio)
                     .diskFreeBytes(diskFreeBytes)
-                    .appendsRefusedDisk(appendsRefusedDisk);
+                    .appendsRefusedDisk(appendsRefusedDisk)
+                    .leaseExpiries(leaseExpiries);
                 final TopologyResponseEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
                 for (final PartitionStatus status : partitions)
                 {
@@ -123,7 +127,10 @@ final class ResponseWriters
                         .exportingStateVersion(status.exportingStateVersion())
                         .lastPosition(status.lastPosition())
                         .exportedPosition(status.exportedPosition())
-                        .firstPosition(status.firstPosition());
+                        .firstPosition(status.firstPosition())
+                        .exportingSinceMicros(status.hold().sinceMicros())
+                        .leaseExpiresAtMicros(status.hold().expiresAtMicros())
+                        .leaseExpiredAtMicros(status.hold().expiredAtMicros());
                     final TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder exporters =
                         group.exportersCount(status.exporterPositions().size());
                     for (final Map.Entry<String, Long> exporter : status.exporterPositions().entrySet())

@@ -3,6 +3,7 @@ package io.sluice.broker.control;
 import io.sluice.broker.log.codecs.BooleanType;
 import io.sluice.broker.log.codecs.ControlBarrierEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingChangeEntryEncoder;
+import io.sluice.broker.log.codecs.ExportingLeaseExpiryEntryEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import org.agrona.ExpandableArrayBuffer;
 import org.apache.ratis.protocol.Message;
@@ -13,7 +14,7 @@ import java.util.BitSet;
 
 /**
  * The control group's log entries, encoded for a proposal with the broker log schema's generated encoders
- * ({@code ExportingChangeEntry}, {@code ControlBarrierEntry}, and {@code BackfillClaimEntry} through {@link ClaimCodes});
+ * ({@code ExportingChangeEntry}, {@code ExportingLeaseExpiryEntry}, {@code ControlBarrierEntry}, and {@code BackfillClaimEntry} through {@link ClaimCodes});
  * {@link ControlState#apply} decodes them. A few a pause or a reset, so each allocates.
  */
 final class ControlEntries
@@ -22,7 +23,8 @@ final class ControlEntries
     {
     }
 
-    static Message exportingChange(final ExportingChange change, final int proposerBrokerId)
+    /** The change as {@code proposerBrokerId} proposes it at {@code nowMicros} (its clock: when the state begins). */
+    static Message exportingChange(final ExportingChange change, final int proposerBrokerId, final long nowMicros)
     {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
         final ExportingChangeEntryEncoder encoder = new ExportingChangeEntryEncoder()
@@ -30,13 +32,28 @@ final class ControlEntries
             .version(change.version())
             .state(ExportingStamp.toCode(change.state()))
             .allPartitions(change.allPartitions() ? BooleanType.TRUE : BooleanType.FALSE)
-            .proposerBrokerId(proposerBrokerId);
+            .proposerBrokerId(proposerBrokerId)
+            .timestampMicros(nowMicros)
+            .leaseMicros(change.leaseMicros());
         final BitSet listed = change.partitions();
         final ExportingChangeEntryEncoder.PartitionsEncoder partitions = encoder.partitionsCount(listed.cardinality());
         for (int p = listed.nextSetBit(0); p >= 0; p = listed.nextSetBit(p + 1))
         {
             partitions.next().partitionId(p);
         }
+        return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    /** Ends the leased holds that ran out: partition id to the version of its hold. */
+    static Message leaseExpiry(final java.util.Map<Integer, Long> expired, final int proposerBrokerId, final long nowMicros)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(32 + expired.size() * 12);
+        final ExportingLeaseExpiryEntryEncoder encoder = new ExportingLeaseExpiryEntryEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .timestampMicros(nowMicros)
+            .proposerBrokerId(proposerBrokerId);
+        final ExportingLeaseExpiryEntryEncoder.PartitionsEncoder partitions = encoder.partitionsCount(expired.size());
+        expired.forEach((p, version) -> partitions.next().partitionId(p).version(version));
         return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 

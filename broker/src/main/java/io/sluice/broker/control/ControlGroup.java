@@ -68,6 +68,9 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     /** Bound of one barrier attempt. */
     static final long CATCH_UP_ATTEMPT_MS = 10_000;
 
+    /** How often the leader looks for pause leases that ran out: a lease ends at most this late (plus a commit). */
+    static final long LEASE_CHECK_MS = 200;
+
     private static final Logger LOG = LoggerFactory.getLogger(ControlGroup.class);
 
     /** Told when the replica caught up (exporting may start) and when a partition's state changed; must not block. */
@@ -91,6 +94,10 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     private volatile boolean closed;
     private volatile RaftServer server;
     private final GroupClient client;
+    private final java.time.Clock clock = java.time.Clock.systemUTC();
+    /** A lease expiry entry in flight: the next check waits for it rather than proposing the same again. */
+    private final java.util.concurrent.atomic.AtomicBoolean expiryInFlight = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile java.util.concurrent.ScheduledFuture<?> leaseChecks;
     private long catchUpStartedNanos;
     private int catchUpAttempts;
 
@@ -173,6 +180,56 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     public void start()
     {
         catchUp(catchUpRound.get());
+        leaseChecks = scheduler.scheduleWithFixedDelay(this::endExpiredLeases, LEASE_CHECK_MS, LEASE_CHECK_MS,
+            TimeUnit.MILLISECONDS);
+    }
+
+    /** This broker's clock in epoch microseconds: the time of what it proposes. */
+    public long nowMicros()
+    {
+        return epochMicros(clock);
+    }
+
+    static long epochMicros(final java.time.Clock clock)
+    {
+        final java.time.Instant now = clock.instant();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+    }
+
+    /**
+     * On the ready leader: proposes one entry ending every leased hold that ran out, so the pause ends on every pair
+     * by itself. Whichever broker leads does it, so it survives the leader's loss; applying it twice changes nothing.
+     */
+    private void endExpiredLeases()
+    {
+        try
+        {
+            if (closed || !caughtUp || !isLeader() || expiryInFlight.get())
+            {
+                return;
+            }
+            final java.util.Map<Integer, Long> expired = state.expiredLeases(nowMicros());
+            if (expired.isEmpty() || !expiryInFlight.compareAndSet(false, true))
+            {
+                return;
+            }
+            commit(ControlEntries.leaseExpiry(expired, brokerId, nowMicros()))
+                .orTimeout(CATCH_UP_ATTEMPT_MS, TimeUnit.MILLISECONDS)
+                .whenComplete((index, failure) ->
+                {
+                    expiryInFlight.set(false);
+                    if (failure != null)
+                    {
+                        LOG.warn("broker {}: ending the pause leases that ran out on partitions {} failed (retried): {}",
+                            brokerId, expired.keySet(), Futures.unwrap(failure).toString());
+                    }
+                });
+        }
+        catch (final RuntimeException e)
+        {
+            expiryInFlight.set(false);
+            LOG.warn("broker {}: pause lease check failed: {}", brokerId, e.toString());
+        }
     }
 
     // ------------------------------------------------------------------------------------------- exporting states
@@ -187,6 +244,14 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     public long version(final int partitionId)
     {
         return state.stamp(partitionId).version();
+    }
+
+    @Override
+    public io.sluice.protocol.cluster.ExportingHold hold(final int partitionId)
+    {
+        final ExportingStamp stamp = state.stamp(partitionId);
+        return new io.sluice.protocol.cluster.ExportingHold(stamp.sinceMicros(), stamp.expiresAtMicros(),
+            stamp.expiredAtMicros());
     }
 
     @Override
@@ -452,6 +517,11 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     public void close()
     {
         closed = true;
+        final java.util.concurrent.ScheduledFuture<?> checks = leaseChecks;
+        if (checks != null)
+        {
+            checks.cancel(false);
+        }
         client.close();
     }
 }

@@ -27,7 +27,8 @@ import java.util.TreeMap;
  * bytes.
  */
 public record ControlSnapshot(
-    Map<Integer, ExportingStamp> partitions, List<BackfillClaim> claims, List<EmptyBackfill> emptyBackfills)
+    Map<Integer, ExportingStamp> partitions, List<BackfillClaim> claims, List<EmptyBackfill> emptyBackfills,
+    long leaseExpiries)
 {
     public ControlSnapshot
     {
@@ -41,7 +42,14 @@ public record ControlSnapshot(
     /** Exporting states only. */
     public ControlSnapshot(final Map<Integer, ExportingStamp> partitions)
     {
-        this(partitions, List.of(), List.of());
+        this(partitions, List.of(), List.of(), 0);
+    }
+
+    /** Without lease expiries. */
+    public ControlSnapshot(
+        final Map<Integer, ExportingStamp> partitions, final List<BackfillClaim> claims, final List<EmptyBackfill> emptyBackfills)
+    {
+        this(partitions, claims, emptyBackfills, 0);
     }
 
     public byte[] encode()
@@ -49,10 +57,13 @@ public record ControlSnapshot(
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 + partitions.size() * 16 +
             claims.size() * 128 + emptyBackfills.size() * 128);
         final ControlSnapshotEncoder encoder = new ControlSnapshotEncoder()
-            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .leaseExpiries(leaseExpiries);
         final ControlSnapshotEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
         partitions.forEach((p, stamp) ->
-            group.next().partitionId(p).state(ExportingStamp.toCode(stamp.state())).version(stamp.version()));
+            group.next().partitionId(p).state(ExportingStamp.toCode(stamp.state())).version(stamp.version())
+                .sinceMicros(stamp.sinceMicros()).expiresAtMicros(stamp.expiresAtMicros())
+                .expiredAtMicros(stamp.expiredAtMicros()));
         final ControlSnapshotEncoder.ClaimsEncoder claimGroup = encoder.claimsCount(claims.size());
         for (final BackfillClaim claim : claims)
         {
@@ -95,6 +106,7 @@ public record ControlSnapshot(
         {
             throw new IOException(source + " is cut short: " + length + " bytes");
         }
+        final long leaseExpiries = Math.max(0, decoder.leaseExpiries());
         final Map<Integer, ExportingStamp> partitions = new TreeMap<>();
         final ControlSnapshotDecoder.PartitionsDecoder group = decoder.partitions();
         if (groupHeaderEnd + (long)group.count() * group.actingBlockLength() > length)
@@ -105,7 +117,9 @@ public record ControlSnapshot(
         {
             try
             {
-                partitions.put(p.partitionId(), new ExportingStamp(ExportingStamp.toExportingState(p.state()), p.version()));
+                // Absent before schema version 5 (the null value, negative): no time known, no lease.
+                partitions.put(p.partitionId(), new ExportingStamp(ExportingStamp.toExportingState(p.state()), p.version(),
+                    Math.max(0, p.sinceMicros()), Math.max(0, p.expiresAtMicros()), Math.max(0, p.expiredAtMicros())));
             }
             catch (final IllegalArgumentException e)
             {
@@ -117,7 +131,7 @@ public record ControlSnapshot(
         if (decoder.limit() == length)
         {
             // Written before the claims were added to the snapshot (same schema version, never released): none held.
-            return new ControlSnapshot(partitions, claims, emptyBackfills);
+            return new ControlSnapshot(partitions, claims, emptyBackfills, leaseExpiries);
         }
         try
         {
@@ -142,7 +156,7 @@ public record ControlSnapshot(
         {
             throw new IOException(source + " is cut short or corrupt in its backfill claims: " + e.getMessage(), e);
         }
-        return new ControlSnapshot(partitions, claims, emptyBackfills);
+        return new ControlSnapshot(partitions, claims, emptyBackfills, leaseExpiries);
     }
 
     /** Writes the file whole or not at all ({@link SnapshotFile}). */

@@ -4,6 +4,7 @@ import io.sluice.broker.log.codecs.BackfillClaimEntryDecoder;
 import io.sluice.broker.log.codecs.BooleanType;
 import io.sluice.broker.log.codecs.ControlBarrierEntryDecoder;
 import io.sluice.broker.log.codecs.ExportingChangeEntryDecoder;
+import io.sluice.broker.log.codecs.ExportingLeaseExpiryEntryDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.DirectBuffer;
@@ -52,6 +53,9 @@ public final class ControlState
     private final Queue<VersionWaiter> waiters = new ConcurrentLinkedQueue<>();
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ExportingChangeEntryDecoder changeDecoder = new ExportingChangeEntryDecoder();
+    private final ExportingLeaseExpiryEntryDecoder expiryDecoder = new ExportingLeaseExpiryEntryDecoder();
+    /** Lease expiry entries that ended at least one hold, since the cluster began (replicated: every replica agrees). */
+    private volatile long leaseExpiries;
     /** Exporting operations applied since this replica started, duplicates included (what a pause cost the group). */
     private volatile long exportingChangesApplied;
 
@@ -88,6 +92,12 @@ public final class ControlState
             case ExportingChangeEntryDecoder.TEMPLATE_ID ->
             {
                 onExportingChange(index, changeDecoder.wrap(buffer, headerDecoder.encodedLength(),
+                    headerDecoder.blockLength(), headerDecoder.version()));
+                return null;
+            }
+            case ExportingLeaseExpiryEntryDecoder.TEMPLATE_ID ->
+            {
+                onLeaseExpiry(index, expiryDecoder.wrap(buffer, headerDecoder.encodedLength(),
                     headerDecoder.blockLength(), headerDecoder.version()));
                 return null;
             }
@@ -128,7 +138,11 @@ public final class ControlState
             return;
         }
         final int proposer = entry.proposerBrokerId();
-        final ExportingStamp stamp = new ExportingStamp(state, version);
+        // Absent before schema version 5 (the null value): no time known, no lease.
+        final long sinceMicros = Math.max(0, entry.timestampMicros());
+        final long leaseMicros = state == ExportingState.EXPORTING ? 0 : Math.max(0, entry.leaseMicros());
+        final ExportingStamp stamp = new ExportingStamp(state, version, sinceMicros,
+            leaseMicros > 0 ? sinceMicros + leaseMicros : 0, 0);
         int changed = 0;
         int covered = 0;
         if (entry.allPartitions() == BooleanType.TRUE)
@@ -156,13 +170,64 @@ public final class ControlState
         }
         if (changed > 0)
         {
-            LOG.info("broker {}: exporting is now {} (version {}) on {} of {} partitions, proposed by broker {}", brokerId,
-                state, version, changed, covered, proposer);
+            LOG.info("broker {}: exporting is now {} (version {}{}) on {} of {} partitions, proposed by broker {}", brokerId,
+                state, version, leaseMicros > 0 ? ", lease ends at " + java.time.Instant.EPOCH.plusNanos(
+                stamp.expiresAtMicros() * 1000) : "", changed, covered, proposer);
         }
         else
         {
             // The same operation proposed by more than one broker, or one older than what every partition holds.
             LOG.debug("broker {}: exporting {} version {} changed none of {} partitions", brokerId, state, version, covered);
+        }
+        completeWaiters();
+    }
+
+    /**
+     * Ends each listed partition's hold if it still holds that version with a lease (a later pause or resume, or the
+     * same expiry applied before, leaves it as it is). Only the proposer logs it, at WARN: one line for the cluster.
+     */
+    private void onLeaseExpiry(final long index, final ExportingLeaseExpiryEntryDecoder entry)
+    {
+        final long atMicros = entry.timestampMicros();
+        final int proposer = entry.proposerBrokerId();
+        final StringBuilder ended = new StringBuilder();
+        int changed = 0;
+        for (final ExportingLeaseExpiryEntryDecoder.PartitionsDecoder listed : entry.partitions())
+        {
+            final int p = listed.partitionId();
+            if (p < 1 || p > partitionCount)
+            {
+                LOG.warn("broker {}: control entry {} names partition {}, not one of 1..{}: skipped", brokerId, index, p,
+                    partitionCount);
+                continue;
+            }
+            final ExportingStamp held = stamps.get(p);
+            if (held.version() != listed.version() || !held.isHeld() || held.expiresAtMicros() == 0)
+            {
+                continue;
+            }
+            stamps.set(p, held.expired(atMicros));
+            listener.onExportingChanged(p);
+            changed++;
+            if (ended.length() < 200)
+            {
+                ended.append(ended.length() == 0 ? "" : ", ").append(p).append(" (").append(held.state())
+                    .append(" version ").append(held.version()).append(')');
+            }
+        }
+        if (changed > 0)
+        {
+            leaseExpiries++;
+            if (proposer == brokerId)
+            {
+                LOG.warn("broker {}: pause lease ran out: exporting resumed by itself on {} partitions: {}", brokerId,
+                    changed, ended);
+            }
+            else
+            {
+                LOG.info("broker {}: pause lease ran out on {} partitions (control entry {}, proposed by broker {})",
+                    brokerId, changed, index, proposer);
+            }
         }
         completeWaiters();
     }
@@ -199,7 +264,7 @@ public final class ControlState
                 held.put(p, stamp);
             }
         }
-        return new ControlSnapshot(held, backfillClaims.claims(), backfillClaims.emptyBackfills());
+        return new ControlSnapshot(held, backfillClaims.claims(), backfillClaims.emptyBackfills(), leaseExpiries);
     }
 
     /** Replaces the whole state with a snapshot's (null: the initial state); tells the listener of every partition. */
@@ -209,6 +274,7 @@ public final class ControlState
         if (snapshot != null)
         {
             backfillClaims.restore(snapshot.claims(), snapshot.emptyBackfills());
+            leaseExpiries = snapshot.leaseExpiries();
             snapshot.partitions().forEach((p, stamp) ->
             {
                 if (p >= 1 && p <= partitionCount)
@@ -236,6 +302,7 @@ public final class ControlState
             stamps.set(p, ExportingStamp.INITIAL);
         }
         backfillClaims.restore(List.of(), List.of());
+        leaseExpiries = 0;
     }
 
     // ---------------------------------------------------------------------------------------------- reads
@@ -258,6 +325,27 @@ public final class ControlState
     public long exportingChangesApplied()
     {
         return exportingChangesApplied;
+    }
+
+    /** Lease expiry entries that ended at least one hold, since the cluster began. */
+    public long leaseExpiries()
+    {
+        return leaseExpiries;
+    }
+
+    /** The partitions whose leased hold ran out at {@code nowMicros}, each with the version of its hold. */
+    public Map<Integer, Long> expiredLeases(final long nowMicros)
+    {
+        final Map<Integer, Long> expired = new TreeMap<>();
+        for (int p = 1; p <= partitionCount; p++)
+        {
+            final ExportingStamp stamp = stamps.get(p);
+            if (stamp.leaseRanOut(nowMicros))
+            {
+                expired.put(p, stamp.version());
+            }
+        }
+        return expired;
     }
 
     /** The partition's stamp; {@link ExportingStamp#INITIAL} for an id outside 1..partitionCount. */

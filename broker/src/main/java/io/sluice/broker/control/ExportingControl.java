@@ -127,7 +127,7 @@ public final class ExportingControl
 
     private CompletableFuture<Void> propose(final ExportingChange change)
     {
-        return control.commit(ControlEntries.exportingChange(change, brokerId)).thenApply((index) -> null);
+        return control.commit(ControlEntries.exportingChange(change, brokerId, control.nowMicros())).thenApply((index) -> null);
     }
 
     private PartitionException toPartitionException(final int partitionId, final ExportingChange change, final Throwable cause)

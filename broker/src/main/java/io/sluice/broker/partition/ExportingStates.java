@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.protocol.cluster.ExportingHold;
 import io.sluice.protocol.codecs.ExportingState;
 
 /**
@@ -19,4 +20,10 @@ public interface ExportingStates
      * snapshot replaced it): until then what it holds may be older than what was answered, so nothing is exported.
      */
     boolean caughtUp();
+
+    /** The times of that state (when it began, its pause lease); none known by default. */
+    default ExportingHold hold(final int partitionId)
+    {
+        return ExportingHold.NONE;
+    }
 }

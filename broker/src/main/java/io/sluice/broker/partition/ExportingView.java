@@ -45,6 +45,11 @@ public final class ExportingView
         return states.state(partitionId);
     }
 
+    public io.sluice.protocol.cluster.ExportingHold hold()
+    {
+        return states.hold(partitionId);
+    }
+
     public long version()
     {
         return states.version(partitionId);

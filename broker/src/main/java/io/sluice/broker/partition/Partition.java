@@ -715,7 +715,7 @@ public final class Partition implements PartitionListener, AutoCloseable
             .forEach((id) -> positions.put(id, state.exporterPosition(id)));
         return new PartitionStatus(partitionId, role, term, leaderId, exporting.heldState(),
             exporting.version(), state.lastPosition(), state.exportedPosition(),
-            positions, state.firstPosition());
+            positions, state.firstPosition(), exporting.hold());
     }
 
     @Override

@@ -37,10 +37,14 @@ public record PartitionSnapshot(
     byte[] idempotency,
     Map<String, UnavailableRange> unavailable)
 {
+    /**
+     * The oldest schema version of a partition snapshot this version reads: 4, the layout-4 start (DataLayout refuses
+     * older directories); later versions only add control group fields, so their partition snapshots read the same.
+     */
+    static final int OLDEST_READABLE_VERSION = 4;
+
     /** The {@code backfills} of a snapshot without backfill tasks. */
     public static final byte[] NO_BACKFILLS = new byte[0];
-    /** Version 4 snapshots read as having no unavailable ranges (version 5 added them). */
-    static final int OLDEST_READ_VERSION = 4;
 
     public PartitionSnapshot
     {
@@ -115,10 +119,10 @@ public record PartitionSnapshot(
         {
             throw new IOException(source + " is not a partition snapshot");
         }
-        if (header.version() < OLDEST_READ_VERSION)
+        if (header.version() < OLDEST_READABLE_VERSION)
         {
             throw new IOException(source + " is a partition snapshot of schema version " + header.version() +
-                ", written by an earlier Sluice version; this one reads versions " + OLDEST_READ_VERSION + " to " +
+                ", written by an earlier Sluice version; this one reads versions " + OLDEST_READABLE_VERSION + " to " +
                 PartitionSnapshotDecoder.SCHEMA_VERSION);
         }
         // A view of exactly the given bytes: a length that lies reads past it and fails instead of reading beyond.

@@ -113,9 +113,9 @@ class ControlStateTest
     @Test
     void anEntryOfAnotherSchemaOrTemplateOrCutShortIsRefusedAndChangesNothing()
     {
-        final UnsafeBuffer otherSchema = view(ControlEntries.exportingChange(ExportingChange.ofAll(1, ExportingState.PAUSED), 0));
+        final UnsafeBuffer otherSchema = view(ControlEntries.exportingChange(ExportingChange.ofAll(1, ExportingState.PAUSED), 0, 0));
         otherSchema.putShort(4, (short)(ExportingChangeEntryEncoder.SCHEMA_ID + 1), ByteOrder.LITTLE_ENDIAN);
-        final UnsafeBuffer otherTemplate = view(ControlEntries.exportingChange(ExportingChange.ofAll(1, ExportingState.PAUSED), 0));
+        final UnsafeBuffer otherTemplate = view(ControlEntries.exportingChange(ExportingChange.ofAll(1, ExportingState.PAUSED), 0, 0));
         otherTemplate.putShort(2, (short)20, ByteOrder.LITTLE_ENDIAN); // a partition log's AppendEntry
 
         assertThatThrownBy(() -> state.apply(1, otherSchema)).isInstanceOf(IOException.class).hasMessageContaining("schema");
@@ -443,7 +443,125 @@ class ControlStateTest
 
     private void apply(final ExportingChange change) throws IOException
     {
-        state.apply(++index, view(ControlEntries.exportingChange(change, 0)));
+        apply(change, 0);
+    }
+
+    private void apply(final ExportingChange change, final long atMicros) throws IOException
+    {
+        state.apply(++index, view(ControlEntries.exportingChange(change, 0, atMicros)));
+    }
+
+    // ------------------------------------------------------------------------------------------- pause leases
+
+    private static final long T0 = 1_764_000_000_000_000L;
+    private static final long SECOND = 1_000_000L;
+
+    @Test
+    void aLeasedPauseRunsOutAtItsTimeAndItsExpiryResumesEveryPartitionAtTheSameVersion() throws IOException
+    {
+        apply(ExportingChange.ofAll(5, ExportingState.PAUSED).withLease(3 * SECOND), T0);
+        told.clear();
+
+        assertThat(state.stamp(2)).isEqualTo(new ExportingStamp(ExportingState.PAUSED, 5, T0, T0 + 3 * SECOND, 0));
+        assertThat(state.expiredLeases(T0 + 3 * SECOND - 1)).isEmpty();
+        assertThat(state.expiredLeases(T0 + 3 * SECOND)).isEqualTo(Map.of(1, 5L, 2, 5L, 3, 5L, 4, 5L));
+
+        expire(Map.of(1, 5L, 2, 5L, 3, 5L, 4, 5L), T0 + 3 * SECOND + 100);
+
+        for (int p = 1; p <= PARTITIONS; p++)
+        {
+            assertThat(state.stamp(p)).isEqualTo(
+                new ExportingStamp(ExportingState.EXPORTING, 5, T0 + 3 * SECOND + 100, 0, T0 + 3 * SECOND + 100));
+        }
+        assertThat(told).containsExactly(1, 2, 3, 4);
+        assertThat(state.leaseExpiries()).isEqualTo(1);
+        assertThat(state.expiredLeases(T0 + 100 * SECOND)).isEmpty();
+    }
+
+    @Test
+    void aLaterPauseReplacesTheLeaseAndTheOldLeasesExpiryChangesNothing() throws IOException
+    {
+        apply(ExportingChange.ofAll(5, ExportingState.SOFT_PAUSED).withLease(3 * SECOND), T0);
+        apply(ExportingChange.of(6, ExportingState.PAUSED, 1).withLease(60 * SECOND), T0 + SECOND);
+        apply(ExportingChange.of(7, ExportingState.PAUSED, 2), T0 + SECOND);
+
+        assertThat(state.expiredLeases(T0 + 4 * SECOND)).as("partitions 3 and 4 still hold the first lease")
+            .isEqualTo(Map.of(3, 5L, 4, 5L));
+        expire(Map.of(1, 5L, 2, 5L, 3, 5L, 4, 5L), T0 + 4 * SECOND);
+
+        assertThat(state.stamp(1)).isEqualTo(new ExportingStamp(ExportingState.PAUSED, 6, T0 + SECOND, T0 + 61 * SECOND, 0));
+        assertThat(state.stamp(2)).as("a pause without lease holds for good")
+            .isEqualTo(new ExportingStamp(ExportingState.PAUSED, 7, T0 + SECOND, 0, 0));
+        assertThat(state.stamp(3).state()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(state.stamp(4).state()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(state.expiredLeases(T0 + 1000 * SECOND)).isEqualTo(Map.of(1, 6L));
+    }
+
+    @Test
+    void aResumeEndsTheLeaseAndAnExpiryOrALatePauseOfAnOlderVersionCannotHoldAgain() throws IOException
+    {
+        apply(ExportingChange.ofAll(5, ExportingState.PAUSED).withLease(3 * SECOND), T0);
+        apply(ExportingChange.ofAll(6, ExportingState.EXPORTING), T0 + SECOND);
+        expire(Map.of(1, 5L), T0 + 4 * SECOND);
+        apply(ExportingChange.ofAll(5, ExportingState.PAUSED).withLease(3 * SECOND), T0 + 5 * SECOND);
+
+        assertThat(state.stamp(1)).isEqualTo(new ExportingStamp(ExportingState.EXPORTING, 6, T0 + SECOND, 0, 0));
+        assertThat(state.leaseExpiries()).as("the expiry ended no hold").isZero();
+        assertThat(state.expiredLeases(T0 + 1000 * SECOND)).isEmpty();
+    }
+
+    @Test
+    void theSameExpiryAppliedTwiceAndTheSamePauseAfterItChangeNothing() throws IOException
+    {
+        apply(ExportingChange.of(5, ExportingState.PAUSED, 1).withLease(SECOND), T0);
+        expire(Map.of(1, 5L), T0 + 2 * SECOND);
+        final ExportingStamp ended = state.stamp(1);
+        expire(Map.of(1, 5L), T0 + 3 * SECOND);
+        apply(ExportingChange.of(5, ExportingState.PAUSED, 1).withLease(SECOND), T0 + 3 * SECOND);
+
+        assertThat(state.stamp(1)).isEqualTo(ended);
+        assertThat(state.leaseExpiries()).isEqualTo(1);
+    }
+
+    @Test
+    void aSnapshotKeepsLeasesTheirTimesAndTheExpiryCount() throws IOException
+    {
+        apply(ExportingChange.of(5, ExportingState.PAUSED, 1).withLease(SECOND), T0);
+        expire(Map.of(1, 5L), T0 + 2 * SECOND);
+        apply(ExportingChange.of(6, ExportingState.SOFT_PAUSED, 2, 3).withLease(30 * SECOND), T0 + 3 * SECOND);
+
+        final byte[] bytes = state.snapshot().encode();
+        final ControlState restored = new ControlState(1, PARTITIONS, (p) -> { });
+        restored.restore(ControlSnapshot.decode(new UnsafeBuffer(bytes), 0, bytes.length, "test"));
+
+        for (int p = 1; p <= PARTITIONS; p++)
+        {
+            assertThat(restored.stamp(p)).isEqualTo(state.stamp(p));
+        }
+        assertThat(restored.leaseExpiries()).isEqualTo(1);
+        assertThat(restored.expiredLeases(T0 + 33 * SECOND)).isEqualTo(Map.of(2, 6L, 3, 6L));
+    }
+
+    @Test
+    void aControlSnapshotOfSchemaVersion4ReadsAsHoldingNoLease() throws IOException
+    {
+        // Written as version 4 laid it out: no root fields, partitions of 13 bytes, then empty claims and backfills.
+        final java.nio.ByteBuffer v4 = java.nio.ByteBuffer.allocate(8 + 4 + 13 + 4 + 4).order(ByteOrder.LITTLE_ENDIAN);
+        v4.putShort((short)0).putShort((short)52).putShort((short)2).putShort((short)4);
+        v4.putShort((short)13).putShort((short)1);
+        v4.putInt(3).put((byte)1).putLong(9);
+        v4.putShort((short)17).putShort((short)0);
+        v4.putShort((short)8).putShort((short)0);
+
+        final ControlSnapshot snapshot = ControlSnapshot.decode(new UnsafeBuffer(v4.array()), 0, v4.capacity(), "v4");
+
+        assertThat(snapshot.partitions()).isEqualTo(Map.of(3, new ExportingStamp(ExportingState.PAUSED, 9)));
+        assertThat(snapshot.leaseExpiries()).isZero();
+    }
+
+    private void expire(final Map<Integer, Long> expired, final long atMicros) throws IOException
+    {
+        state.apply(++index, view(ControlEntries.leaseExpiry(new java.util.TreeMap<>(expired), 0, atMicros)));
     }
 
     private static UnsafeBuffer view(final Message entry)

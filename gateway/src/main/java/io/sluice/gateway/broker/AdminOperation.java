@@ -12,18 +12,32 @@ import java.util.Objects;
  * @param controlLeaderTargeted whether the operation also reaches the control group's leader (as last polled): the
  *                              other brokers then wait briefly for its entry instead of proposing their own.
  * @param partitions            with {@code allPartitions} false, the partitions of the operation, ascending.
+ * @param leaseMicros           with a pause or soft pause, how long the hold lasts before it ends by itself; 0 none.
  */
 public record AdminOperation(
-    AdminRequestKind kind, long version, boolean controlLeaderTargeted, boolean allPartitions, int[] partitions)
+    AdminRequestKind kind, long version, boolean controlLeaderTargeted, boolean allPartitions, int[] partitions,
+    long leaseMicros)
 {
     public AdminOperation
     {
         Objects.requireNonNull(kind, "kind");
+        if (leaseMicros < 0)
+        {
+            throw new IllegalArgumentException("a lease is positive or 0 (none), was " + leaseMicros + " µs");
+        }
         partitions = allPartitions ? new int[0] : partitions.clone();
         if (!allPartitions && partitions.length == 0)
         {
             throw new IllegalArgumentException("an operation covers every partition or lists at least one");
         }
+    }
+
+    /** Without a lease. */
+    public AdminOperation(
+        final AdminRequestKind kind, final long version, final boolean controlLeaderTargeted, final boolean allPartitions,
+        final int[] partitions)
+    {
+        this(kind, version, controlLeaderTargeted, allPartitions, partitions, 0);
     }
 
     /** An operation of the one partition of its pair (how a request reads without a scope). */
@@ -44,19 +58,19 @@ public record AdminOperation(
     {
         return other instanceof AdminOperation that && kind == that.kind && version == that.version &&
             controlLeaderTargeted == that.controlLeaderTargeted && allPartitions == that.allPartitions &&
-            Arrays.equals(partitions, that.partitions);
+            Arrays.equals(partitions, that.partitions) && leaseMicros == that.leaseMicros;
     }
 
     @Override
     public int hashCode()
     {
-        return Objects.hash(kind, version, controlLeaderTargeted, allPartitions, Arrays.hashCode(partitions));
+        return Objects.hash(kind, version, controlLeaderTargeted, allPartitions, Arrays.hashCode(partitions), leaseMicros);
     }
 
     @Override
     public String toString()
     {
         return kind + " version " + version + " of " + (allPartitions ? "every partition" : "partitions " +
-            Arrays.toString(partitions));
+            Arrays.toString(partitions)) + (leaseMicros > 0 ? " with a lease of " + leaseMicros + " µs" : "");
     }
 }

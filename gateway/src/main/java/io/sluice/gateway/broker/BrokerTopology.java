@@ -11,14 +11,16 @@ import java.util.List;
  * @param controlCaughtUp whether the broker's control group replica caught up with the group (until then its
  *                        exporting states may be older than what was answered, and it exports nothing).
  * @param disk            the broker's data directory's volume, and the appends it refused for it.
+ * @param leaseExpiries   pause leases that ran out and ended a hold, as the broker's control replica counted them.
  */
 public record BrokerTopology(
-    int brokerId, List<PartitionStatus> partitions, int controlLeaderId, boolean controlCaughtUp, BrokerDisk disk)
+    int brokerId, List<PartitionStatus> partitions, int controlLeaderId, boolean controlCaughtUp, BrokerDisk disk,
+    long leaseExpiries)
 {
     public BrokerTopology(
         final int brokerId, final List<PartitionStatus> partitions, final int controlLeaderId, final boolean controlCaughtUp)
     {
-        this(brokerId, partitions, controlLeaderId, controlCaughtUp, BrokerDisk.UNKNOWN);
+        this(brokerId, partitions, controlLeaderId, controlCaughtUp, BrokerDisk.UNKNOWN, 0);
     }
 
     /** A broker's view without news of the control group (tests, older brokers). */

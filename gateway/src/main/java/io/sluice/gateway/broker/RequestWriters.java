@@ -66,7 +66,8 @@ public final class RequestWriters
                 .kind(operation.kind())
                 .version(operation.version())
                 .leaderTargeted(operation.controlLeaderTargeted() ? BooleanType.TRUE : BooleanType.FALSE)
-                .operationScope(operation.allPartitions() ? OperationScope.ALL : OperationScope.LISTED);
+                .operationScope(operation.allPartitions() ? OperationScope.ALL : OperationScope.LISTED)
+                .leaseMicros(operation.leaseMicros());
             final AdminRequestEncoder.OperationPartitionsEncoder listed = encoder.operationPartitionsCount(partitions.length);
             for (final int p : partitions)
             {

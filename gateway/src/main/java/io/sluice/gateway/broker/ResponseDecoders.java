@@ -2,6 +2,7 @@ package io.sluice.gateway.broker;
 
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
+import io.sluice.protocol.cluster.ExportingHold;
 import io.sluice.protocol.codecs.AdminResponseDecoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
 import io.sluice.protocol.codecs.BooleanType;
@@ -54,7 +55,8 @@ final class ResponseDecoders
             {
                 throw new MalformedResponseException(what + ": unknown exporting state " + admin.exportingStateRaw());
             }
-            return new AdminResult(target, state, admin.version(), admin.exportedPosition(), admin.lastPosition());
+            return new AdminResult(target, state, admin.version(), admin.exportedPosition(), admin.lastPosition(),
+                ExportingHold.of(admin.sinceMicros(), admin.expiresAtMicros(), 0));
         });
     }
 
@@ -96,6 +98,8 @@ final class ResponseDecoders
                 final long lastPosition = p.lastPosition();
                 final long exportedPosition = p.exportedPosition();
                 final long firstPosition = Math.max(0, p.firstPosition()); // null (version 4): 0, unknown
+                final ExportingHold hold = ExportingHold.of(p.exportingSinceMicros(), p.leaseExpiresAtMicros(),
+                    p.leaseExpiredAtMicros());
                 final Map<String, Long> exporterPositions = new HashMap<>();
                 for (final TopologyResponseDecoder.PartitionsDecoder.ExportersDecoder e : p.exporters())
                 {
@@ -112,7 +116,8 @@ final class ResponseDecoders
                 partitions.add(new PartitionStatus(partitionId, role, term, leaderId,
                     exportingState == ExportingState.SBE_UNKNOWN || exportingState == ExportingState.NULL_VAL ?
                         null : exportingState,
-                    stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions), firstPosition));
+                    stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions), firstPosition,
+                    hold));
             }
             checkLimit(topology.limit(), length, what);
             // Absent before protocol version 3: a broker that does not say has no control group to wait for.
@@ -125,7 +130,7 @@ final class ResponseDecoders
                 BrokerDisk.UNKNOWN : new BrokerDisk(diskUsedRatio, diskFreeBytes, topology.appendsRefusedDisk());
             return new BrokerTopology(brokerId, List.copyOf(partitions),
                 controlLeaderId == TopologyResponseDecoder.controlLeaderIdNullValue() ? -1 : controlLeaderId, controlCaughtUp,
-                disk);
+                disk, Math.max(0, topology.leaseExpiries()));
         });
     }
 }

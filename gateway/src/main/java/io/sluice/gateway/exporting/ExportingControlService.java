@@ -20,7 +20,9 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Service;
 
+import io.sluice.protocol.cluster.ExportingHold;
 import java.time.Clock;
+import java.time.Instant;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -59,6 +61,8 @@ public class ExportingControlService
     private final Duration requestTimeout;
     private final ExportingVersionSequence versions;
     private final ExportingOperationListener listener;
+    /** {@code sluice.exporting.max-pause}: the longest lease, and the lease of a pause that names none; null: no cap. */
+    private volatile Duration maxPause;
     /** Answers with the asked-for state that no poll has caught up with yet, keyed by pair. */
     private final ConcurrentHashMap<PartitionReplica, AdminResult> answered = new ConcurrentHashMap<>();
 
@@ -68,10 +72,25 @@ public class ExportingControlService
         final ClusterTopology topology,
         @Value("${sluice.gateway.request-timeout:5s}") final Duration requestTimeout,
         final ObjectProvider<Clock> clock,
-        final ObjectProvider<ExportingOperationListener> listener)
+        final ObjectProvider<ExportingOperationListener> listener,
+        @Value("${" + MAX_PAUSE_SETTING + ":}") final String maxPause)
     {
         this(brokerClient, topology, requestTimeout, clock.getIfAvailable(Clock::systemUTC),
             listener.getIfAvailable(() -> ExportingOperationListener.NONE));
+        maxPause(maxPause == null || maxPause.isBlank() ? null :
+            org.springframework.boot.convert.DurationStyle.detectAndParse(maxPause.trim()));
+    }
+
+    public static final String MAX_PAUSE_SETTING = "sluice.exporting.max-pause";
+
+    /** Sets {@code sluice.exporting.max-pause} (null: none). */
+    public void maxPause(final Duration maxPause)
+    {
+        if (maxPause != null && (maxPause.isNegative() || maxPause.isZero()))
+        {
+            throw new IllegalArgumentException(MAX_PAUSE_SETTING + " must be positive, was " + maxPause);
+        }
+        this.maxPause = maxPause;
     }
 
     public ExportingControlService(
@@ -105,7 +124,37 @@ public class ExportingControlService
      */
     public CompletableFuture<ExportingOperationResult> pause(final boolean soft, final Optional<List<PartitionReplica>> targets)
     {
-        return execute(soft ? ExportingOperation.SOFT_PAUSE : ExportingOperation.PAUSE, targets);
+        return pause(soft, targets, Optional.empty());
+    }
+
+    /**
+     * Pauses (or soft-pauses) with a lease: the hold ends by itself when it runs out. Without one, the pause gets
+     * {@code sluice.exporting.max-pause} when that is set.
+     *
+     * @throws InvalidTargetsException before anything is sent, for a lease not positive or above max-pause, or a
+     *                                 target that is not a pair of the distribution.
+     */
+    public CompletableFuture<ExportingOperationResult> pause(
+        final boolean soft, final Optional<List<PartitionReplica>> targets, final Optional<Duration> lease)
+    {
+        final Duration cap = maxPause;
+        if (lease.isPresent())
+        {
+            final Duration given = lease.get();
+            if (given.isNegative() || given.isZero())
+            {
+                throw new InvalidTargetsException("lease must be a positive ISO-8601 duration such as PT30M, was " + given +
+                    "; nothing was paused");
+            }
+            if (cap != null && given.compareTo(cap) > 0)
+            {
+                throw new InvalidTargetsException("lease " + given + " is longer than " + MAX_PAUSE_SETTING + " (" + cap +
+                    "); nothing was paused");
+            }
+        }
+        final Duration effective = lease.orElse(cap);
+        return execute(soft ? ExportingOperation.SOFT_PAUSE : ExportingOperation.PAUSE, targets,
+            effective == null ? 0 : Math.max(1, effective.toNanos() / 1000));
     }
 
     /**
@@ -115,7 +164,7 @@ public class ExportingControlService
      */
     public CompletableFuture<ExportingOperationResult> resume(final Optional<List<PartitionReplica>> targets)
     {
-        return execute(ExportingOperation.RESUME, targets);
+        return execute(ExportingOperation.RESUME, targets, 0);
     }
 
     /** Every pair's exporting state as its broker last reported it; never calls a broker. */
@@ -123,6 +172,10 @@ public class ExportingControlService
     {
         final List<ExportingStatus.PairStatus> pairs = new ArrayList<>();
         String common = null;
+        String pausedSince = null;
+        String expiresAt = null;
+        boolean heldForGood = false;
+        String leaseExpiredAt = null;
         for (final PartitionReplica replica : topology.distribution().replicas())
         {
             // A broker whose control group replica has not caught up may report a state older than what was answered.
@@ -135,8 +188,40 @@ public class ExportingControlService
                     replica.brokerId(), replica.partitionId(), ExportingStatus.UNKNOWN, ExportingStatus.UNKNOWN, -1, -1));
             pairs.add(pair);
             common = common == null || common.equals(pair.state()) ? pair.state() : ExportingStatus.MIXED;
+            // ISO-8601 instants in UTC order as text: the earliest start, the latest end.
+            if (pair.pausedSince() != null && (pausedSince == null || Instant.parse(pair.pausedSince())
+                .isBefore(Instant.parse(pausedSince))))
+            {
+                pausedSince = pair.pausedSince();
+            }
+            if (isHeld(pair.state()))
+            {
+                heldForGood |= pair.expiresAt() == null;
+                if (pair.expiresAt() != null && (expiresAt == null || Instant.parse(pair.expiresAt())
+                    .isAfter(Instant.parse(expiresAt))))
+                {
+                    expiresAt = pair.expiresAt();
+                }
+            }
+            if (pair.leaseExpiredAt() != null && (leaseExpiredAt == null || Instant.parse(pair.leaseExpiredAt())
+                .isAfter(Instant.parse(leaseExpiredAt))))
+            {
+                leaseExpiredAt = pair.leaseExpiredAt();
+            }
         }
-        return new ExportingStatus(common == null ? ExportingStatus.UNKNOWN : common, pairs);
+        return new ExportingStatus(common == null ? ExportingStatus.UNKNOWN : common, pausedSince,
+            heldForGood ? null : expiresAt, leaseExpiredAt, topology.leaseExpiries(), pairs);
+    }
+
+    private static boolean isHeld(final String state)
+    {
+        return ExportingState.PAUSED.name().equals(state) || ExportingState.SOFT_PAUSED.name().equals(state);
+    }
+
+    /** Epoch micros as an ISO-8601 instant; null for 0 (not set). */
+    static String instant(final long micros)
+    {
+        return micros <= 0 ? null : Instant.EPOCH.plusNanos(micros * 1000).toString();
     }
 
     public Duration requestTimeout()
@@ -157,13 +242,18 @@ public class ExportingControlService
             answered.remove(replica, answer); // the poll caught up: it is the fresher source again
         }
         final boolean answerIsFresher = answer != null && polled.exportingStateVersion() < answer.version();
+        final String state = stateName(answerIsFresher ? answer.state() : polled.exportingState());
+        final ExportingHold hold = answerIsFresher ? answer.hold() : polled.hold();
         return new ExportingStatus.PairStatus(
             replica.brokerId(),
             replica.partitionId(),
             roleName(polled),
-            stateName(answerIsFresher ? answer.state() : polled.exportingState()),
+            state,
             answerIsFresher ? Math.max(polled.exportedPosition(), answer.exportedPosition()) : polled.exportedPosition(),
-            answerIsFresher ? Math.max(polled.lastPosition(), answer.lastPosition()) : polled.lastPosition());
+            answerIsFresher ? Math.max(polled.lastPosition(), answer.lastPosition()) : polled.lastPosition(),
+            isHeld(state) ? instant(hold.sinceMicros()) : null,
+            isHeld(state) ? instant(hold.expiresAtMicros()) : null,
+            instant(hold.expiredAtMicros()));
     }
 
     /** Folds a successful answer into the view, keeping per pair only the newest version answered. */
@@ -173,13 +263,13 @@ public class ExportingControlService
     }
 
     private CompletableFuture<ExportingOperationResult> execute(
-        final ExportingOperation operation, final Optional<List<PartitionReplica>> requested)
+        final ExportingOperation operation, final Optional<List<PartitionReplica>> requested, final long leaseMicros)
     {
         final List<PartitionReplica> targets = resolveTargets(requested);
         final long version = versions.next(highestReportedVersion());
         final long startNanos = System.nanoTime();
 
-        final AdminOperation request = adminOperation(operation, version, targets);
+        final AdminOperation request = adminOperation(operation, version, targets, leaseMicros);
         final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
         for (final PartitionReplica target : targets)
         {
@@ -275,17 +365,17 @@ public class ExportingControlService
      * control group commit; without the leader each proposes at once instead of waiting for nothing.
      */
     private AdminOperation adminOperation(
-        final ExportingOperation operation, final long version, final List<PartitionReplica> targets)
+        final ExportingOperation operation, final long version, final List<PartitionReplica> targets, final long leaseMicros)
     {
         final OptionalInt controlLeader = topology.controlLeader();
         final boolean leaderTargeted = controlLeader.isPresent() && !topology.isKnownDown(controlLeader.getAsInt()) &&
             targets.stream().anyMatch((target) -> target.brokerId() == controlLeader.getAsInt());
         if (targets.size() == topology.distribution().replicas().size())
         {
-            return new AdminOperation(operation.requestKind(), version, leaderTargeted, true, new int[0]);
+            return new AdminOperation(operation.requestKind(), version, leaderTargeted, true, new int[0], leaseMicros);
         }
         return new AdminOperation(operation.requestKind(), version, leaderTargeted, false,
-            targets.stream().mapToInt(PartitionReplica::partitionId).distinct().sorted().toArray());
+            targets.stream().mapToInt(PartitionReplica::partitionId).distinct().sorted().toArray(), leaseMicros);
     }
 
     private CompletableFuture<TargetResult> send(
@@ -318,7 +408,7 @@ public class ExportingControlService
                 if (classified.outcome() == ExportingOutcome.SUCCEEDED)
                 {
                     remember(new AdminResult(target, result.state(), result.version(), result.exportedPosition(),
-                        result.lastPosition()));
+                        result.lastPosition(), result.hold()));
                 }
                 return classified;
             });

@@ -15,6 +15,8 @@ import org.springframework.web.bind.annotation.RequestMapping;
 
 import java.io.IOException;
 import java.net.URLDecoder;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
@@ -48,7 +50,8 @@ public class ExportingController
         // The body first: reading a query parameter through the servlet API would consume a form-encoded body.
         final Optional<List<PartitionReplica>> targets = readTargets(request);
         final boolean isSoft = parseSoft(queryParameter(request, "soft"));
-        return service.pause(isSoft, targets).thenApply(ExportingController::answer);
+        final Optional<Duration> lease = parseLease(queryParameter(request, "lease"));
+        return service.pause(isSoft, targets, lease).thenApply(ExportingController::answer);
     }
 
     @PostMapping(path = "/resume", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -142,6 +145,24 @@ public class ExportingController
             }
         }
         return value;
+    }
+
+    /** {@code lease}: an ISO-8601 duration ({@code PT30M}); its range is the service's to check. */
+    static Optional<Duration> parseLease(final String lease)
+    {
+        if (lease == null)
+        {
+            return Optional.empty();
+        }
+        try
+        {
+            return Optional.of(Duration.parse(lease.trim()));
+        }
+        catch (final DateTimeParseException e)
+        {
+            throw new InvalidTargetsException("lease must be an ISO-8601 duration such as PT30M, was '" + lease +
+                "'; nothing was paused");
+        }
     }
 
     private static boolean parseSoft(final String soft)

@@ -28,6 +28,8 @@ public class ExportingGauges implements MeterBinder
     public static final String STATE = "sluice.exporting.state";
     public static final String EXPORTER_POSITION = "sluice.exporter.position";
     public static final String EXPORTER_LAG = "sluice.exporter.lag.records";
+    public static final String HELD_SECONDS = "sluice.exporting.held.seconds";
+    public static final String LEASE_EXPIRIES = "sluice.exporting.lease.expiries";
 
     private final ClusterTopology topology;
     private volatile MultiGauge positions;
@@ -53,6 +55,18 @@ public class ExportingGauges implements MeterBinder
                     .register(registry);
             }
         }
+        for (final PartitionReplica replica : topology.distribution().replicas())
+        {
+            Gauge.builder(HELD_SECONDS, () -> heldSeconds(replica))
+                .description("Seconds the pair has been paused or soft-paused (0 while exporting or unknown): nothing " +
+                    "is compacted meanwhile")
+                .tag("broker", Integer.toString(replica.brokerId()))
+                .tag("partition", Integer.toString(replica.partitionId()))
+                .register(registry);
+        }
+        io.micrometer.core.instrument.FunctionCounter.builder(LEASE_EXPIRIES, topology, ClusterTopology::leaseExpiries)
+            .description("Pause leases that ran out and resumed exporting by themselves")
+            .register(registry);
         positions = MultiGauge.builder(EXPORTER_POSITION)
             .description("Acknowledged position of the exporter on the partition, as the leader reports it")
             .register(registry);
@@ -60,6 +74,22 @@ public class ExportingGauges implements MeterBinder
             .description("Last committed position minus the exporter's acknowledged position, from the leader's report")
             .register(registry);
         refresh();
+    }
+
+    /** Seconds since the pair's hold began, by this gateway's clock; 0 when it is not held or the time is unknown. */
+    private double heldSeconds(final PartitionReplica replica)
+    {
+        final Optional<PartitionStatus> status = topology.isReachable(replica.brokerId()) ? topology.status(replica) :
+            Optional.empty();
+        if (status.isEmpty() || status.get().exportingState() == null ||
+            status.get().exportingState() == io.sluice.protocol.codecs.ExportingState.EXPORTING ||
+            status.get().hold().sinceMicros() <= 0)
+        {
+            return 0;
+        }
+        final java.time.Instant now = java.time.Instant.now();
+        final long nowMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        return Math.max(0, nowMicros - status.get().hold().sinceMicros()) / 1e6;
     }
 
     /** Registers a position and lag series for every (exporter, partition) the leaders now report. */

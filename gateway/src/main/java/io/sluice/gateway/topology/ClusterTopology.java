@@ -58,4 +58,10 @@ public interface ClusterTopology
     {
         return BrokerDisk.UNKNOWN;
     }
+
+    /** Pause leases that ran out and ended a hold, as the control group counts them; 0 when none is known. */
+    default long leaseExpiries()
+    {
+        return 0;
+    }
 }

@@ -47,6 +47,8 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     private final Duration pollInterval;
     private final Duration pollTimeout;
     private final AtomicReferenceArray<BrokerView> views;
+    /** The highest count of lease expiries any broker reported: the control group's count only grows. */
+    private final java.util.concurrent.atomic.AtomicLong leaseExpiries = new java.util.concurrent.atomic.AtomicLong();
     private final AtomicBoolean[] polling;
     private final ScheduledExecutorService scheduler;
 
@@ -153,6 +155,12 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     }
 
     @Override
+    public long leaseExpiries()
+    {
+        return leaseExpiries.get();
+    }
+
+    @Override
     public boolean isControlCaughtUp(final int brokerId)
     {
         final BrokerView view = views.get(brokerId);
@@ -240,6 +248,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
             }
             views.set(brokerId, new BrokerView(true, Map.copyOf(partitions), null, false, startedNanos,
                 topology.controlLeaderId(), topology.controlCaughtUp(), topology.disk()));
+            leaseExpiries.accumulateAndGet(topology.leaseExpiries(), Math::max);
             if (!previous.reachable())
             {
                 LOG.info("broker {} at {} is reachable ({} partitions reported)",

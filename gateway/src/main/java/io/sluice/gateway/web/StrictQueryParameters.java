@@ -51,7 +51,7 @@ public final class StrictQueryParameters extends OncePerRequestFilter
         final String base = Pattern.quote(managementBasePath.endsWith("/") ?
             managementBasePath.substring(0, managementBasePath.length() - 1) : managementBasePath);
         this.rules = List.of(
-            new Rule("POST", Pattern.compile(base + "/exporting/pause/?"), Set.of("soft")),
+            new Rule("POST", Pattern.compile(base + "/exporting/pause/?"), Set.of("soft", "lease")),
             new Rule("POST", Pattern.compile(base + "/exporters/[^/]+/resetToLatestAndBackfill/?"),
                 Set.of("backfillTaskCount", "dryRun")),
             new Rule("GET", Pattern.compile(base + "/prometheus/?"), Set.of("includedNames")));

@@ -141,7 +141,7 @@ final class FakeBackfillCluster implements ClusterTopology, BackfillClient
         final boolean leads = leader != null && leader == replica.brokerId();
         return Optional.of(new PartitionStatus(p, leads ? PartitionRole.LEADER : PartitionRole.FOLLOWER,
             3, leader == null ? -1 : leader, ExportingState.EXPORTING, 1, last.get(p), exported.get(p),
-            Map.of(exporterId, exported.get(p)), firstHeld.getOrDefault(p, 1L)));
+            Map.of(exporterId, exported.get(p)), firstHeld.getOrDefault(p, 1L), io.sluice.protocol.cluster.ExportingHold.NONE));
     }
 
     @Override

@@ -245,7 +245,8 @@ public class ExportingHttpTest
         assertThat(body.get("state").asString()).isEqualTo("PAUSED");
         assertThat(body.get("targets").size()).isEqualTo(18);
         assertThat(body.get("targets").get(0).propertyNames())
-            .containsExactly("brokerId", "partitionId", "role", "state", "exportedPosition", "lastPosition");
+            .containsExactly("brokerId", "partitionId", "role", "state", "exportedPosition", "lastPosition", "pausedSince",
+                "expiresAt", "leaseExpiredAt");
         assertThat(body.get("targets").get(0).get("exportedPosition").asLong()).isEqualTo(118);
 
         topology.unreachable(1);

@@ -8,7 +8,9 @@ import java.util.Map;
 /**
  * One replica's view of its partition, as a broker reports it in a {@code TopologyResponse} and the gateway reads
  * it back. {@code leaderId} is -1 when no leader is known; positions are -1 when unknown;
- * {@code exporterPositions} maps exporter id to acknowledged position.
+ * {@code exporterPositions} maps exporter id to acknowledged position; {@code firstPosition} the lowest position
+ * the replica still holds (0: unknown); {@code hold} the times of the exporting state
+ * (when it began, when its pause lease ends or ended).
  */
 public record PartitionStatus(
     int partitionId,
@@ -20,15 +22,27 @@ public record PartitionStatus(
     long lastPosition,
     long exportedPosition,
     Map<String, Long> exporterPositions,
-    long firstPosition)
+    long firstPosition,
+    ExportingHold hold)
 {
-    /** A status without the first held position (a version 4 broker's): taken as 0, unknown. */
+    public PartitionStatus
+    {
+        hold = hold == null ? ExportingHold.NONE : hold;
+    }
+
+    /** Without the first held position (a version 4 broker's: taken as 0, unknown) and without times. */
     public PartitionStatus(
-        final int partitionId, final PartitionRole role, final long term, final int leaderId,
-        final ExportingState exportingState, final long exportingStateVersion, final long lastPosition,
-        final long exportedPosition, final Map<String, Long> exporterPositions)
+        final int partitionId,
+        final PartitionRole role,
+        final long term,
+        final int leaderId,
+        final ExportingState exportingState,
+        final long exportingStateVersion,
+        final long lastPosition,
+        final long exportedPosition,
+        final Map<String, Long> exporterPositions)
     {
         this(partitionId, role, term, leaderId, exportingState, exportingStateVersion, lastPosition, exportedPosition,
-            exporterPositions, 0);
+            exporterPositions, 0, ExportingHold.NONE);
     }
 }
