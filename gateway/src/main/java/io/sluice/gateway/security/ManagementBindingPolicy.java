@@ -19,7 +19,7 @@ import java.util.Map;
 /**
  * The management API can pause exporting cluster-wide, so without {@code sluice.management.token} it must
  * not be reachable from other hosts. Binding is its own setting: with no {@code management.server.address}, the
- * management server binds 127.0.0.1, token or not (set as an environment post-processor, after the
+ * management server on a port of its own binds 127.0.0.1, token or not (set as an environment post-processor, after the
  * configuration files are read), so setting a token never moves the port onto other interfaces; exposing it
  * takes an explicit address. With no token and a non-loopback address, the gateway refuses to start, before any port is bound, with
  * one line naming both settings (checked as a context initializer, once logging is configured, so the
@@ -37,7 +37,7 @@ public final class ManagementBindingPolicy
     public void postProcessEnvironment(final ConfigurableEnvironment environment, final SpringApplication application)
     {
         if (application.getWebApplicationType() == WebApplicationType.SERVLET &&
-            isBlank(environment.getProperty(ADDRESS_SETTING)))
+            isBlank(environment.getProperty(ADDRESS_SETTING)) && hasOwnPort(environment))
         {
             environment.getPropertySources().addLast(new MapPropertySource(PROPERTY_SOURCE_NAME, Map.of(ADDRESS_SETTING, LOOPBACK)));
         }
@@ -65,6 +65,27 @@ public final class ManagementBindingPolicy
                 "and " + ManagementAuthorizationFilter.TOKEN_SETTING + " is not set: set " +
                 ManagementAuthorizationFilter.TOKEN_SETTING + " to expose the management API, or bind it to " + LOOPBACK);
         }
+    }
+
+    /**
+     * Whether the management server listens on a port of its own: Spring Boot refuses a management address
+     * otherwise, and the API then follows {@code server.address}.
+     */
+    private static boolean hasOwnPort(final Environment environment)
+    {
+        // The gateway's application.properties gives it one (9600): unset means a context without those files.
+        final String port = environment.getProperty("management.server.port");
+        if (port == null)
+        {
+            return true;
+        }
+        final String trimmed = port.trim();
+        if (trimmed.isEmpty() || trimmed.equals("-1"))
+        {
+            return false;
+        }
+        // As Spring Boot decides: port 0 is a random port of its own, else the same number shares the server's.
+        return trimmed.equals("0") || !trimmed.equals(environment.getProperty("server.port", "8080").trim());
     }
 
     private static boolean hasToken(final Environment environment)

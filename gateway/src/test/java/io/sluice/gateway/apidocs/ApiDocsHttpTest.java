@@ -107,7 +107,7 @@ class ApiDocsHttpTest
     {
         final JsonNode paths = document().path("paths");
         final JsonNode pause = paths.path("/actuator/exporting/pause").path("post");
-        assertThat(parameterNames(pause)).containsExactly("soft");
+        assertThat(parameterNames(pause)).containsExactly("soft", "lease");
         assertThat(pause.path("responses").propertyNames()).contains("200", "503", "504", "400", "401");
         assertThat(pause.path("security").toString()).contains("managementToken");
         assertThat(pause.path("requestBody").path("required").asBoolean(true)).as("plain curl -X POST works").isFalse();

@@ -94,7 +94,7 @@ class ResponseDecodersTest
 
     private static UnsafeBuffer topologyBytes()
     {
-        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[512]);
         final TopologyResponseEncoder encoder = new TopologyResponseEncoder();
         final TopologyResponseEncoder.PartitionsEncoder partitions = encoder
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
