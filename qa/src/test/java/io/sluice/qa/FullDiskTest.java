@@ -69,7 +69,8 @@ class FullDiskTest
             assertThat(cluster.client().exporting().http().status()).isEqualTo(200);
             final HttpAnswer metrics = cluster.client().get("/actuator/prometheus");
             assertThat(metrics.status()).isEqualTo(200);
-            assertThat(metric(metrics.body(), "sluice_broker_disk_used_ratio")).isGreaterThan(0.5);
+            // Past the 0.5 watermark a moment ago; the snapshot taken past it may have compacted a segment since.
+            assertThat(metric(metrics.body(), "sluice_broker_disk_used_ratio")).isGreaterThan(0.3);
             assertThat(metric(metrics.body(), "sluice_broker_disk_free_bytes")).isPositive();
             Await.until("appends refused counted", Duration.ofSeconds(30), () ->
                 metric(cluster.client().get("/actuator/prometheus").body(), "sluice_broker_appends_refused_disk_total") >= 1);
@@ -119,6 +120,11 @@ class FullDiskTest
                 assertThat(cluster.isBrokerRunning(b)).as("broker " + b + " runs on its full disk").isTrue();
             }
             assertThat(cluster.client().exporting().http().status()).isEqualTo(200);
+
+            // A broker restarted on the filled volume starts and answers (the headroom it released is all it has).
+            cluster.restartBroker(0);
+            cluster.awaitBrokerAvailable(0);
+            assertThat(cluster.isBrokerRunning(0)).as("broker 0 runs after a restart on its filled volume").isTrue();
 
             for (final Path filler : fillers)
             {
