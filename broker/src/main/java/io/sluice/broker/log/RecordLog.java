@@ -164,7 +164,11 @@ public final class RecordLog implements AutoCloseable
         return lastRaftIndex;
     }
 
-    /** Lowest position still held, or {@code lastPosition() + 1} when the log holds none. */
+    /**
+     * Lowest position still held, or {@code lastPosition() + 1} when the log holds none. Records appended but not yet
+     * flushed are held (their segment counts them only at {@link #flushWrites()}): the active segment's first
+     * position then, not past them, or an exporter asking between the two would take them for compacted.
+     */
     public synchronized long firstPosition()
     {
         for (final Segment segment : segments)
@@ -174,7 +178,7 @@ public final class RecordLog implements AutoCloseable
                 return segment.firstPosition;
             }
         }
-        return lastPosition + 1;
+        return segments.isEmpty() ? lastPosition + 1 : segments.get(segments.size() - 1).firstPosition;
     }
 
     /**

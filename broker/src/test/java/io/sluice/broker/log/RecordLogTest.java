@@ -133,6 +133,22 @@ class RecordLogTest
         }
     }
 
+    @Test
+    @Timeout(10)
+    void aRecordAppendedButNotYetFlushedIsHeldNotCompacted() throws IOException
+    {
+        try (RecordLog log = RecordLog.open(dir.resolve("pending"), 1 << 20, 0, 0))
+        {
+            assertThat(log.firstPosition()).as("empty").isEqualTo(1);
+            final UnsafeBuffer payload = new UnsafeBuffer("{\"a\":1}".getBytes(StandardCharsets.UTF_8));
+            log.append(3, 1L, null, 0, -1, payload, 0, payload.capacity());
+            assertThat(log.lastPosition()).isEqualTo(1);
+            assertThat(log.firstPosition()).as("appended, not flushed: still held").isEqualTo(1);
+            log.flushWrites();
+            assertThat(log.firstPosition()).isEqualTo(1);
+        }
+    }
+
     /**
      * A segment of frame version 1, its bytes (CRCs included) worked out from RecordFrame's layout by hand, not by
      * the log: two records of Raft entry 7, key "k1", then no key, payload {"a":1}. It opens and reads, and a log

@@ -76,6 +76,8 @@ public class BackfillService
     /** The first wait before asking again a partition whose leader is moving; doubled up to the max. */
     static final Duration NOT_LEADER_BACKOFF = Duration.ofMillis(25);
     static final Duration NOT_LEADER_BACKOFF_MAX = Duration.ofMillis(400);
+    /** How often a start or cancel looks at the topology again while a partition shows no leader. */
+    private static final Duration LEADER_POLL = Duration.ofMillis(50);
 
     private final ClusterTopology topology;
     private final BackfillClient client;
@@ -151,7 +153,7 @@ public class BackfillService
         {
             requested = parseTaskCount(backfillTaskCount);
             checkExporterKnown(exporterId);
-            leaders = leaders();
+            leaders = awaitLeaders();
         }
         catch (final ManagementException e)
         {
@@ -230,6 +232,45 @@ public class BackfillService
             throw new ManagementException(HttpStatus.NOT_FOUND,
                 "unknown exporter '" + exporterId + "' (known: " + String.join(", ", known) + ")");
         }
+    }
+
+    /**
+     * {@link #leaders()}, waiting at most {@link #requestTimeout} while a partition with a reachable replica shows no
+     * leader: a leadership moving (the automatic balance bringing it home, an election) is seen leaderless by the
+     * topology for a poll or two, and a start or cancel must not fail for it. A partition whose replicas are all
+     * unreachable is not waited for.
+     */
+    private Map<Integer, Integer> awaitLeaders()
+    {
+        final long deadlineNanos = System.nanoTime() + requestTimeout.toNanos();
+        Map<Integer, Integer> leaders = leaders();
+        while (leaderMoving(leaders) && System.nanoTime() - deadlineNanos < 0)
+        {
+            try
+            {
+                Thread.sleep(LEADER_POLL.toMillis());
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            leaders = leaders();
+        }
+        return leaders;
+    }
+
+    private boolean leaderMoving(final Map<Integer, Integer> leaders)
+    {
+        for (int partitionId = 1; partitionId <= topology.distribution().partitionCount(); partitionId++)
+        {
+            if (!leaders.containsKey(partitionId) &&
+                topology.distribution().replicasOf(partitionId).stream().anyMatch(topology::isReachable))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The leader of every partition that has a reachable one; the others are missing from the map. */
@@ -673,7 +714,7 @@ public class BackfillService
     public CompletableFuture<BackfillView> cancel(final String backfillId)
     {
         checkId(backfillId);
-        final Map<Integer, Integer> leaders = leaders();
+        final Map<Integer, Integer> leaders = awaitLeaders();
         final CompletableFuture<ControlRead> control = readControl();
         final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
         leaders.forEach((partitionId, leaderId) -> pending.put(partitionId,
