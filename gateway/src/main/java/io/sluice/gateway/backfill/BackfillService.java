@@ -443,7 +443,8 @@ public class BackfillService
                 LOG.info("backfill {} of exporter {}: every partition is at its latest position, nothing to backfill",
                     backfillId, exporterId);
                 return CompletableFuture.completedFuture(
-                    BackfillViews.of(backfillId, exporterId, List.of(), List.of(), answer.heldClaimedAtMs()));
+                    BackfillViews.of(backfillId, exporterId, List.of(), List.of(), answer.heldClaimedAtMs())
+                        .withUnavailable(plan.unavailable()));
             }
             return register(plan, targets, backfillId, answer.claimIndex());
         });
