@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The exporting endpoints over real HTTP on the management port, with a fake cluster behind the service
- * (the real-broker version is {@code ExportingClusterTest}).
+ * (the real-broker version is {@code ExportingClusterIT}).
  */
 @SpringBootTest(
     classes = ExportingHttpTest.FakeCluster.class,

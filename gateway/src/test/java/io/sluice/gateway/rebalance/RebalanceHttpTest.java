@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code POST /actuator/rebalance} over real HTTP on the management port, token-protected, with fake brokers behind
- * the service (the real-broker version is the qa {@code RollingRestartTest}).
+ * the service (the real-broker version is the qa {@code RollingRestartIT}).
  */
 @SpringBootTest(
     classes = RebalanceHttpTest.FakeCluster.class,
