@@ -5,7 +5,6 @@ import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerFailure;
-import io.sluice.gateway.metrics.ExportingOperationListener;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
