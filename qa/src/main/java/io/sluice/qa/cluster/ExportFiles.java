@@ -9,20 +9,60 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Reads a file exporter's output, {@code <exportsDirectory>/partition-<id>.jsonl}, while the exporter may be
  * writing it: a last line without its newline (or that does not parse yet) is left out; a malformed line
  * before it is an error, since a finished line must be a whole record.
+ * <p>
+ * A view made by {@link #fromEnd} starts each file where it ended then: a test class on a shared cluster reads only
+ * what was exported since it began, so the earlier classes' lines (and their backfills, out of order) are not its.
  */
 public final class ExportFiles
 {
     private final Path directory;
+    /** Partition id to the byte offset each file is read from; a partition not in it is read from its start. */
+    private final Map<Integer, Integer> startOffsets;
 
     public ExportFiles(final Path directory)
     {
+        this(directory, Map.of());
+    }
+
+    private ExportFiles(final Path directory, final Map<Integer, Integer> startOffsets)
+    {
         this.directory = directory;
+        this.startOffsets = Map.copyOf(startOffsets);
+    }
+
+    /**
+     * The same files read from their current end (after the last complete line) for partitions 1..{@code partitions}:
+     * what is exported from now on.
+     */
+    public ExportFiles fromEnd(final int partitions)
+    {
+        final Map<Integer, Integer> offsets = new TreeMap<>();
+        for (int partitionId = 1; partitionId <= partitions; partitionId++)
+        {
+            final byte[] whole = wholeFile(partitionId);
+            int end = whole.length;
+            while (end > 0 && whole[end - 1] != '\n')
+            {
+                end--;
+            }
+            offsets.put(partitionId, end);
+        }
+        return new ExportFiles(directory, offsets);
+    }
+
+    /** The same files read from their start. */
+    public ExportFiles whole()
+    {
+        return new ExportFiles(directory);
     }
 
     public Path directory()
@@ -35,8 +75,19 @@ public final class ExportFiles
         return directory.resolve("partition-" + partitionId + ".jsonl");
     }
 
-    /** The file's bytes (empty when it does not exist yet), for comparing contents over time. */
+    /** The file's bytes from this view's start (empty when it does not exist yet), for comparing contents over time. */
     public byte[] bytes(final int partitionId)
+    {
+        final byte[] whole = wholeFile(partitionId);
+        final int start = startOffsets.getOrDefault(partitionId, 0);
+        if (start > whole.length)
+        {
+            throw new IllegalStateException(file(partitionId) + " shrank below " + start + " bytes, where this view began");
+        }
+        return start == 0 ? whole : Arrays.copyOfRange(whole, start, whole.length);
+    }
+
+    private byte[] wholeFile(final int partitionId)
     {
         try
         {
