@@ -7,7 +7,6 @@ import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.GatewayException;
 import io.sluice.qa.cluster.HttpAnswer;
 import io.sluice.qa.cluster.PairState;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -41,11 +40,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IdempotentAppendsIT
 {
     /** Long enough for the retries around a kill and two restarts on a loaded machine; waited out in the last test. */
-    private static final Duration WINDOW = Duration.ofSeconds(150);
+    private static final Duration WINDOW = SharedCluster.IDEMPOTENCY_WINDOW;
     private static final int RECORDS = 12;
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     private static SluiceCluster cluster;
     private static long firstAnsweredAtNanos;
@@ -54,11 +53,7 @@ class IdempotentAppendsIT
     @BeforeAll
     static void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder
-            .requestTimeout(Duration.ofSeconds(5))
-            .gatewayProperty("sluice.records.idempotency-window", WINDOW.toSeconds() + "s"));
-        cluster.start();
-        cluster.awaitReady();
+        cluster = SHARED.cluster();
         cluster.awaitLeaders();
     }
 
@@ -84,7 +79,7 @@ class IdempotentAppendsIT
                 return new HttpAnswer(599, ex.getMessage(), Duration.ZERO);
             }
         });
-        Await.sleep(Duration.ofMillis(30));
+        Await.quietPeriod("attempt 1 on its way before the leader is killed", Duration.ofMillis(30));
         cluster.killBroker(victim);
         final HttpAnswer attempt1 = first.get(2, TimeUnit.MINUTES);
         cluster.log("attempt 1 around the kill of broker " + victim + ": " + attempt1.status());
@@ -138,7 +133,7 @@ class IdempotentAppendsIT
 
         final HttpAnswer single = cluster.client().postRecords("{\"key\": \"z\", \"payload\": 1}", key);
         assertThat(single.status()).as("%s", single).isEqualTo(422);
-        Await.sleep(Duration.ofSeconds(1));
+        Await.quietPeriod("a refused request gets time to show an append it must not have made", Duration.ofSeconds(1));
         assertThat(lastPositions()).isEqualTo(before);
     }
 
@@ -187,7 +182,7 @@ class IdempotentAppendsIT
         final Duration left = WINDOW.minus(Duration.ofNanos(System.nanoTime() - firstAnsweredAtNanos)).plusSeconds(2);
         if (!left.isNegative())
         {
-            Await.sleep(left);
+            Await.quietPeriod("the idempotency window of the first answer runs out", left);
         }
         final Map<Integer, Long> before = lastPositions();
         final String again = retryUntilOk(body, key, "the key after its window");
@@ -277,7 +272,7 @@ class IdempotentAppendsIT
         return Await.value("every replica to report the same, settled last position", SluiceCluster.scaled(Duration.ofSeconds(60)), () ->
         {
             final Optional<Map<Integer, Long>> first = agreedLastPositions();
-            Await.sleep(Duration.ofMillis(1_500));
+            Await.quietPeriod("the last positions settled: two reads 1.5 s apart must agree", Duration.ofMillis(1_500));
             final Optional<Map<Integer, Long>> second = agreedLastPositions();
             return first.isPresent() && first.equals(second) ? first : Optional.empty();
         });
