@@ -151,7 +151,7 @@ class BackupCronJobAgainstClusterIT
         Exporting.assertEveryPair(cluster, soft ? "SOFT_PAUSED" : "PAUSED");
         final Map<Integer, byte[]> exportedBefore = Records.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Records.write(cluster, "during-backup", 200);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the backup runs; nothing may be exported meanwhile", QUIET_PERIOD);
         if (!soft)
         {
             Records.assertUnchanged(cluster, exportedBefore, "while the CronJob's backup ran");

@@ -87,7 +87,7 @@ class BackupHookAgainstClusterIT
         Exporting.awaitClusterState(cluster, "PAUSED");
         final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Records.write(cluster, "during-failed-backup", 200);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the failing backup runs; nothing may be exported meanwhile", QUIET_PERIOD);
         Records.assertUnchanged(cluster, snapshot, "while the backup ran");
         Files.createFile(folder.resolve("finish"));
 
@@ -114,7 +114,7 @@ class BackupHookAgainstClusterIT
         Exporting.awaitClusterState(cluster, "PAUSED");
         final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Records.write(cluster, "during-interrupted-backup", 200);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the backup runs; nothing may be exported meanwhile", QUIET_PERIOD);
         Records.assertUnchanged(cluster, snapshot, "while the backup ran");
 
         hook.destroy(); // SIGTERM to the hook's bash
