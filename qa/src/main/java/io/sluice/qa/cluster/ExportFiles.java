@@ -4,12 +4,14 @@ import tools.jackson.databind.JsonNode;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -26,14 +28,14 @@ public final class ExportFiles
 {
     private final Path directory;
     /** Partition id to the byte offset each file is read from; a partition not in it is read from its start. */
-    private final Map<Integer, Integer> startOffsets;
+    private final Map<Integer, Long> startOffsets;
 
     public ExportFiles(final Path directory)
     {
         this(directory, Map.of());
     }
 
-    private ExportFiles(final Path directory, final Map<Integer, Integer> startOffsets)
+    private ExportFiles(final Path directory, final Map<Integer, Long> startOffsets)
     {
         this.directory = directory;
         this.startOffsets = Map.copyOf(startOffsets);
@@ -45,16 +47,16 @@ public final class ExportFiles
      */
     public ExportFiles fromEnd(final int partitions)
     {
-        final Map<Integer, Integer> offsets = new TreeMap<>();
+        final Map<Integer, Long> offsets = new TreeMap<>();
         for (int partitionId = 1; partitionId <= partitions; partitionId++)
         {
-            final byte[] whole = wholeFile(partitionId);
+            final byte[] whole = whole().bytes(partitionId);
             int end = whole.length;
             while (end > 0 && whole[end - 1] != '\n')
             {
                 end--;
             }
-            offsets.put(partitionId, end);
+            offsets.put(partitionId, (long)end);
         }
         return new ExportFiles(directory, offsets);
     }
@@ -78,20 +80,24 @@ public final class ExportFiles
     /** The file's bytes from this view's start (empty when it does not exist yet), for comparing contents over time. */
     public byte[] bytes(final int partitionId)
     {
-        final byte[] whole = wholeFile(partitionId);
-        final int start = startOffsets.getOrDefault(partitionId, 0);
-        if (start > whole.length)
+        final long start = startOffsets.getOrDefault(partitionId, 0L);
+        try (FileChannel channel = FileChannel.open(file(partitionId), StandardOpenOption.READ))
         {
-            throw new IllegalStateException(file(partitionId) + " shrank below " + start + " bytes, where this view began");
-        }
-        return start == 0 ? whole : Arrays.copyOfRange(whole, start, whole.length);
-    }
-
-    private byte[] wholeFile(final int partitionId)
-    {
-        try
-        {
-            return Files.readAllBytes(file(partitionId));
+            final long size = channel.size();
+            if (start > size)
+            {
+                throw new IllegalStateException(file(partitionId) + " shrank below " + start + " bytes, where this view began");
+            }
+            // only what this view shows: a shared cluster's files hold every earlier class's lines too
+            final ByteBuffer buffer = ByteBuffer.allocate(Math.toIntExact(size - start));
+            while (buffer.hasRemaining() && channel.read(buffer, start + buffer.position()) >= 0)
+            {
+                // until the size read above (the exporter may append meanwhile: that is for the next read)
+            }
+            buffer.flip();
+            final byte[] bytes = new byte[buffer.remaining()];
+            buffer.get(bytes);
+            return bytes;
         }
         catch (final NoSuchFileException ex)
         {
