@@ -9,6 +9,10 @@ import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import tools.jackson.databind.JsonNode;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,6 +48,16 @@ public final class SharedCluster
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(SharedCluster.class);
     private static final int TAIL_LINES = 40;
     private static final Duration RESET_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(90));
+
+    /**
+     * A sharing class that runs after the other sharing classes ({@link QaClassOrder}): one that needs time to have
+     * passed since an earlier class, which the classes between then spend usefully.
+     */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.TYPE)
+    public @interface RunsLast
+    {
+    }
 
     /** Sharing classes of this run not finished yet, as {@link QaClassOrder} counted them; -1 when unknown. */
     private static final AtomicInteger CLASSES_LEFT = new AtomicInteger(-1);
