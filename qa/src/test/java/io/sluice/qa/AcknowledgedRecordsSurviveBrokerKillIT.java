@@ -2,7 +2,6 @@ package io.sluice.qa;
 
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.GatewayException;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.RecordToWrite;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
@@ -37,14 +36,12 @@ class AcknowledgedRecordsSurviveBrokerKillIT
     private static final int BATCH = 50;
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     @Test
     void everyAcknowledgedRecordIsExportedInOrderAcrossABrokerKillAndRestart() throws Exception
     {
-        final SluiceCluster cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(Duration.ofSeconds(3)));
-        cluster.start();
-        cluster.awaitReady();
+        final SluiceCluster cluster = SHARED.cluster();
         cluster.awaitLeaders();
 
         final ConcurrentLinkedQueue<WrittenRecord> acknowledged = new ConcurrentLinkedQueue<>();
@@ -95,7 +92,7 @@ class AcknowledgedRecordsSurviveBrokerKillIT
         final int victim = cluster.awaitLeaders().leaderOf(1).orElseThrow();
         cluster.killBroker(victim);
         final int acknowledgedAtKill = acknowledgedCount.get();
-        Await.sleep(Duration.ofSeconds(3));
+        Await.quietPeriod("broker " + victim + " stays dead while the writers go on", Duration.ofSeconds(3));
         cluster.startBroker(victim);
 
         writers.shutdown();

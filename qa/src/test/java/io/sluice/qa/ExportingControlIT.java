@@ -9,7 +9,6 @@ import io.sluice.qa.cluster.ExportingControlAnswer;
 import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.HttpAnswer;
 import io.sluice.qa.cluster.PairState;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
 
@@ -42,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Issue 5: pause, soft pause and resume of exporting on a cluster of separate JVMs (3 brokers, 6 partitions,
- * RF 3, so 18 pairs). One cluster serves every case; each case starts from every broker up and exporting,
+ * RF 3, so 18 pairs): the shared cluster, which serves every case; each case starts from every broker up and exporting,
  * and restarts only what it needs. The token is set, so every call here carries it (one case checks 401).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -50,23 +49,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class ExportingControlIT
 {
-    private static final String TOKEN = "qa-secret-token";
-    /** Short for fast 504s, long enough that a loaded 2-core machine answers the reachable pairs well before it. */
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
+    private static final String TOKEN = SharedCluster.TOKEN;
+    private static final Duration REQUEST_TIMEOUT = SharedCluster.REQUEST_TIMEOUT;
     private static final Duration TIMEOUT_MARGIN = Duration.ofMillis(1_500);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     private SluiceCluster cluster;
 
     @BeforeAll
     void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.token(TOKEN).requestTimeout(REQUEST_TIMEOUT));
-        cluster.start();
-        cluster.awaitReady();
+        cluster = SHARED.cluster();
     }
 
     @BeforeEach
@@ -129,7 +125,7 @@ class ExportingControlIT
 
         final List<WrittenRecord> whileSoftPaused = Records.write(cluster, "while-soft-paused", 300);
         Records.awaitExported(cluster, whileSoftPaused);
-        Await.sleep(Duration.ofSeconds(1));
+        Await.quietPeriod("a soft pause must hold the acknowledged positions a while", Duration.ofSeconds(1));
         final ExportingStatus after = cluster.client().exporting();
         for (final PairState pair : held.targets())
         {
@@ -346,7 +342,7 @@ class ExportingControlIT
             final HttpAnswer wrongToken = cluster.client().management("POST", path, null, "not-" + TOKEN);
             assertThat(wrongToken.status()).as("POST %s with a wrong token: %s", path, wrongToken).isEqualTo(401);
         }
-        Await.sleep(Duration.ofSeconds(2)); // the gateway polls its brokers: give a wrong pause time to show
+        Await.quietPeriod("the gateway polls its brokers: a wrong pause gets time to show", Duration.ofSeconds(2));
         final ExportingStatus status = cluster.client().exporting();
         assertThat(status.state()).as("after refused calls: %s", status).isEqualTo("EXPORTING");
         final List<WrittenRecord> written = Records.write(cluster, "after-refused", 30);
@@ -373,7 +369,7 @@ class ExportingControlIT
                     .isEqualTo(ExportingState.EXPORTING);
                 assertThat(late.version()).as("version %s holds", pair).isEqualTo(current.version());
             }
-            Await.sleep(Duration.ofSeconds(2)); // the gateway polls its brokers: give a wrong pause time to show
+            Await.quietPeriod("the gateway polls its brokers: a wrong pause gets time to show", Duration.ofSeconds(2));
             final ExportingStatus status = cluster.client().exporting();
             assertThat(status.state()).as("after delayed pauses: %s", status).isEqualTo("EXPORTING");
             Records.awaitExported(cluster, Records.write(cluster, "after-delayed-pause", 30));

@@ -183,14 +183,8 @@ public final class Records
     public static void assertUnchangedFor(
         final SluiceCluster cluster, final Map<Integer, byte[]> snapshot, final Duration duration, final String when)
     {
-        final long end = System.nanoTime() + duration.toNanos();
-        do
-        {
-            assertUnchanged(cluster, snapshot, when);
-            Await.sleep(Duration.ofMillis(250));
-        }
-        while (System.nanoTime() - end < 0);
-        assertUnchanged(cluster, snapshot, when);
+        Await.quietPeriod("nothing exported " + when, duration, Duration.ofMillis(250),
+            () -> assertUnchanged(cluster, snapshot, when));
     }
 
     /** Partition id to the highest position of {@code written} in it. */

@@ -5,7 +5,6 @@ import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.HttpAnswer;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.PairState;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -44,16 +43,14 @@ class RequestsTakenAsWrittenIT
     private static final int ROUNDS = 20;
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     private static SluiceCluster cluster;
 
     @BeforeAll
     static void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(Duration.ofSeconds(5)));
-        cluster.start();
-        cluster.awaitReady();
+        cluster = SHARED.cluster();
         cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
         cluster.awaitLeaders();
         Records.write(cluster, "before", 30);
@@ -254,7 +251,7 @@ class RequestsTakenAsWrittenIT
         return Await.value("a settled view of positions, backfills and exporting state", SluiceCluster.scaled(Duration.ofSeconds(60)), () ->
         {
             final String first = view();
-            Await.sleep(Duration.ofMillis(1_200));
+            Await.quietPeriod("the view settled: two reads 1.2 s apart must agree", Duration.ofMillis(1_200));
             final String second = view();
             return first != null && first.equals(second) ? Optional.of(first) : Optional.empty();
         });

@@ -4,25 +4,67 @@ import tools.jackson.databind.JsonNode;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Reads a file exporter's output, {@code <exportsDirectory>/partition-<id>.jsonl}, while the exporter may be
  * writing it: a last line without its newline (or that does not parse yet) is left out; a malformed line
  * before it is an error, since a finished line must be a whole record.
+ * <p>
+ * A view made by {@link #fromEnd} starts each file where it ended then: a test class on a shared cluster reads only
+ * what was exported since it began, so the earlier classes' lines (and their backfills, out of order) are not its.
  */
 public final class ExportFiles
 {
     private final Path directory;
+    /** Partition id to the byte offset each file is read from; a partition not in it is read from its start. */
+    private final Map<Integer, Long> startOffsets;
 
     public ExportFiles(final Path directory)
     {
+        this(directory, Map.of());
+    }
+
+    private ExportFiles(final Path directory, final Map<Integer, Long> startOffsets)
+    {
         this.directory = directory;
+        this.startOffsets = Map.copyOf(startOffsets);
+    }
+
+    /**
+     * The same files read from their current end (after the last complete line) for partitions 1..{@code partitions}:
+     * what is exported from now on.
+     */
+    public ExportFiles fromEnd(final int partitions)
+    {
+        final Map<Integer, Long> offsets = new TreeMap<>();
+        for (int partitionId = 1; partitionId <= partitions; partitionId++)
+        {
+            final byte[] whole = whole().bytes(partitionId);
+            int end = whole.length;
+            while (end > 0 && whole[end - 1] != '\n')
+            {
+                end--;
+            }
+            offsets.put(partitionId, (long)end);
+        }
+        return new ExportFiles(directory, offsets);
+    }
+
+    /** The same files read from their start. */
+    public ExportFiles whole()
+    {
+        return new ExportFiles(directory);
     }
 
     public Path directory()
@@ -35,12 +77,27 @@ public final class ExportFiles
         return directory.resolve("partition-" + partitionId + ".jsonl");
     }
 
-    /** The file's bytes (empty when it does not exist yet), for comparing contents over time. */
+    /** The file's bytes from this view's start (empty when it does not exist yet), for comparing contents over time. */
     public byte[] bytes(final int partitionId)
     {
-        try
+        final long start = startOffsets.getOrDefault(partitionId, 0L);
+        try (FileChannel channel = FileChannel.open(file(partitionId), StandardOpenOption.READ))
         {
-            return Files.readAllBytes(file(partitionId));
+            final long size = channel.size();
+            if (start > size)
+            {
+                throw new IllegalStateException(file(partitionId) + " shrank below " + start + " bytes, where this view began");
+            }
+            // only what this view shows: a shared cluster's files hold every earlier class's lines too
+            final ByteBuffer buffer = ByteBuffer.allocate(Math.toIntExact(size - start));
+            while (buffer.hasRemaining() && channel.read(buffer, start + buffer.position()) >= 0)
+            {
+                // until the size read above (the exporter may append meanwhile: that is for the next read)
+            }
+            buffer.flip();
+            final byte[] bytes = new byte[buffer.remaining()];
+            buffer.get(bytes);
+            return bytes;
         }
         catch (final NoSuchFileException ex)
         {

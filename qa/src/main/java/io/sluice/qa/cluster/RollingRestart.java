@@ -45,7 +45,7 @@ public final class RollingRestart
             final Duration shutdown = Duration.ofNanos(System.nanoTime() - stopStart);
             cluster.log("broker " + brokerId + " exited " + exitCode + " " + shutdown.toMillis() + " ms after SIGTERM; " +
                 handoverLines(cluster, brokerId));
-            Await.sleep(DOWN_FOR);
+            Await.quietPeriod("broker " + brokerId + " stays down before its restart", DOWN_FOR);
             cluster.log(LocalTime.now() + " starting broker " + brokerId);
             final long restart = System.nanoTime();
             cluster.startBroker(brokerId);
@@ -93,7 +93,7 @@ public final class RollingRestart
     public static String handoverLines(final SluiceCluster cluster, final int brokerId)
     {
         final List<String> lines = new ArrayList<>();
-        for (final String line : cluster.broker(brokerId).log().split("\n"))
+        for (final String line : cluster.broker(brokerId).logOfLatestRun().split("\n"))
         {
             if (line.contains("controlled shutdown"))
             {

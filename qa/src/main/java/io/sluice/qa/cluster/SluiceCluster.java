@@ -77,7 +77,8 @@ public final class SluiceCluster implements AutoCloseable
     private final List<GatewayClient> clients;
     private final String token;
     private final Duration requestTimeout;
-    private final ExportFiles exports;
+    /** The file exporter's output as the current user sees it: {@link #readExportsFromNow} narrows it. */
+    private volatile ExportFiles exports;
     private boolean closed;
 
     private SluiceCluster(final Builder builder)
@@ -548,6 +549,21 @@ public final class SluiceCluster implements AutoCloseable
     public ExportFiles exports()
     {
         return exports;
+    }
+
+    /**
+     * From now on {@link #exports()} shows only what is exported after this call: a test class on a shared cluster
+     * sees its own records, not the lines (and backfills) of the classes before it.
+     */
+    public void readExportsFromNow()
+    {
+        exports = exports.whole().fromEnd(partitionCount);
+    }
+
+    /** {@link #exports()} shows the whole files again. */
+    public void readWholeExports()
+    {
+        exports = exports.whole();
     }
 
     public List<ExportedRecord> exportedRecords(final int partitionId)

@@ -309,6 +309,22 @@ public final class SluiceProcess
         return LogFiles.read(logFile);
     }
 
+    /**
+     * The log from the start marker of the latest start on: what the current (or last stopped) run printed, without
+     * the earlier runs' lines of a process restarted many times (a shared cluster's brokers).
+     */
+    public String logOfLatestRun()
+    {
+        final String log = log();
+        final int marker = log.lastIndexOf(" starting " + name + ": ");
+        if (marker < 0)
+        {
+            return log;
+        }
+        final int lineStart = log.lastIndexOf('\n', marker);
+        return log.substring(lineStart + 1);
+    }
+
     void appendToLog(final String line)
     {
         try

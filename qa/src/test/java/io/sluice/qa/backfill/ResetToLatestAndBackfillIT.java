@@ -2,10 +2,10 @@ package io.sluice.qa.backfill;
 
 import io.sluice.qa.Exporting;
 import io.sluice.qa.Records;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportingStatus;
 import io.sluice.qa.cluster.HttpAnswer;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.AfterAll;
@@ -47,14 +47,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class ResetToLatestAndBackfillIT
 {
-    private static final String TOKEN = "qa-backfill-token";
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
     /** Longer than a few polls of the gateway's view, so a position that moved would show. */
     private static final Duration SETTLE = Duration.ofSeconds(2);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     private SluiceCluster cluster;
     /** Every acknowledged record of the cases that export everything, checked for gaps at each such case's end. */
@@ -63,11 +61,7 @@ class ResetToLatestAndBackfillIT
     @BeforeAll
     void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.brokers(3).partitions(6).replicationFactor(3)
-            .token(TOKEN).requestTimeout(REQUEST_TIMEOUT));
-        cluster.start();
-        cluster.awaitReady();
-        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
+        cluster = SHARED.cluster(); // reset with every partition on its preferred leader, as backfill starts ask them
     }
 
     @BeforeEach
@@ -341,7 +335,7 @@ class ResetToLatestAndBackfillIT
         resumeAndAwaitExporting(cluster);
         final List<WrittenRecord> after = Records.write(cluster, "after-cancel", 120);
         Records.awaitExported(cluster, after);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("a cancelled backfill gets time to export something it must not", QUIET_PERIOD);
         final JsonNode view = BackfillRecords.backfill(cluster, backfillId).json();
         assertThat(view.path("state").asString("")).as("backfill after cancel and resume: %s", view).isEqualTo("CANCELLED");
         for (final JsonNode task : view.path("tasks"))
@@ -392,7 +386,7 @@ class ResetToLatestAndBackfillIT
     private void assertNothingChanged(final Map<Integer, Long> positions, final Set<String> backfills, final String when)
     {
         assertThat(BackfillRecords.awaitBackfillIds(cluster)).as("backfills %s", when).isEqualTo(backfills);
-        Await.sleep(SETTLE);
+        Await.quietPeriod("a few polls of the view: positions must not move", SETTLE);
         final ExportingStatus status = cluster.client().exporting();
         assertThat(Exporting.leaderExportedPositions(status, cluster.partitionCount()))
             .as("leaders' exported positions %s: %s", when, status).contains(positions);

@@ -1,8 +1,8 @@
 package io.sluice.qa.balance;
 
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.HttpAnswer;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.RollingRestart;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WriteLoad;
@@ -36,21 +36,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class OperationsDuringLeadershipMovesIT
 {
-    private static final String TOKEN = "moves-token";
-    /** Long enough for the frozen broker's followers to elect new leaders (election timeouts are 1-2 s). */
-    private static final Duration FROZEN_FOR = Duration.ofSeconds(4);
     /** How long operations run after the thaw, while the leaderships go home. */
     private static final Duration MOVING_WINDOW = Duration.ofSeconds(10);
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     @Test
     void pausesResumesAndBackfillCancelsDuringRebalancesAreNeverRefused() throws Exception
     {
-        final SluiceCluster cluster = RUN.cluster("moves", builder -> builder.partitions(6).token(TOKEN));
-        cluster.start();
-        cluster.awaitReady();
+        final SluiceCluster cluster = SHARED.cluster();
         cluster.awaitLeaders();
         RollingRestart.awaitBalanced(cluster, SluiceCluster.scaled(Duration.ofSeconds(90)), "at start");
 
@@ -63,7 +58,7 @@ class OperationsDuringLeadershipMovesIT
             for (int brokerId = 0; brokerId < cluster.brokerCount(); brokerId++)
             {
                 cluster.suspendBroker(brokerId);
-                Await.sleep(FROZEN_FOR);
+                awaitLeadershipsMovedFrom(cluster, brokerId);
                 cluster.resumeBroker(brokerId);
                 cluster.awaitBrokerAvailable(brokerId);
 
@@ -139,6 +134,13 @@ class OperationsDuringLeadershipMovesIT
             cluster.log("refused: " + method + " " + path + " -> " + answer.status() + " " + answer.body());
         }
         return answer;
+    }
+
+    /** While the broker is frozen, its followers elect new leaders: every partition led, none by it. */
+    private static void awaitLeadershipsMovedFrom(final SluiceCluster cluster, final int frozen)
+    {
+        Await.until("every partition led by a broker other than frozen broker " + frozen, SluiceCluster.FAILOVER_TIMEOUT,
+            () -> leaders(cluster).values().stream().allMatch(leader -> leader >= 0 && leader != frozen));
     }
 
     /** Partition id to its leader as the gateway's cluster view shows it (-1: none). */

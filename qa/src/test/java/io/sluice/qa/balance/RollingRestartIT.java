@@ -1,6 +1,7 @@
 package io.sluice.qa.balance;
 
 import io.sluice.qa.Records;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.HttpAnswer;
 import io.sluice.qa.cluster.QaRun;
@@ -45,36 +46,40 @@ class RollingRestartIT
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
+    /** The default layout (6 partitions), shared with other classes; the other layouts and settings boot their own. */
+    @RegisterExtension
+    static final SharedCluster SHARED = new SharedCluster();
 
     @Test
     void aRollingRestartBySigtermOfThreeBrokersWithSixPartitionsFailsNoWriteAndEndsBalanced() throws Exception
     {
-        rollingRestart("six", 6);
+        rollingRestart(SHARED.resetCluster("the rolling restart of six partitions"), "six");
     }
 
     @Test
     void aRollingRestartBySigtermOfThreeBrokersWithTwelvePartitionsFailsNoWriteAndEndsBalanced() throws Exception
     {
-        rollingRestart("twelve", 12);
-    }
-
-    private void rollingRestart(final String name, final int partitions) throws Exception
-    {
-        final SluiceCluster cluster = RUN.cluster(name, builder -> builder.partitions(partitions).token(TOKEN));
+        final SluiceCluster cluster = RUN.cluster("twelve", builder -> builder.partitions(12).token(TOKEN));
         cluster.start();
         cluster.awaitReady();
+        rollingRestart(cluster, "twelve");
+    }
+
+    private void rollingRestart(final SluiceCluster cluster, final String name) throws Exception
+    {
+        final int partitions = cluster.partitionCount();
         cluster.awaitLeaders();
         awaitBalanced(cluster, SluiceCluster.scaled(Duration.ofSeconds(90)), "before the roll");
 
         try (WriteLoad writers = new WriteLoad(cluster, name, WRITERS, 1, Duration.ZERO,
             SluiceCluster.scaled(Duration.ofMinutes(15))))
         {
-            Await.sleep(Duration.ofSeconds(3));
+            Await.quietPeriod("writes under way before the roll", Duration.ofSeconds(3));
             // What a StatefulSet's readiness wait stands for: the broker is back in sync (its leaderships came back)
             // before the next one goes. After the last one, the contract's bound applies from its start.
             final List<RollingRestart.Stop> stops = RollingRestart.roll(cluster,
                 SluiceCluster.scaled(Duration.ofSeconds(90)), BALANCE_WITHIN);
-            Await.sleep(Duration.ofSeconds(3));
+            Await.quietPeriod("writes go on after the roll", Duration.ofSeconds(3));
             writers.stop();
 
             cluster.log(String.format("%d partitions: %d writes acknowledged, %d failed; gaps between two acknowledged " +
@@ -124,7 +129,7 @@ class RollingRestartIT
         cluster.awaitBrokerAvailable(0);
         final List<WrittenRecord> written = Records.write(cluster, "after-kill", 200);
         // Automatic balance is off: broker 0 stays without leaderships until asked.
-        Await.sleep(Duration.ofSeconds(8));
+        Await.quietPeriod("automatic balance is off: broker 0 must stay without leaderships", Duration.ofSeconds(8));
         assertThat(leadersPerBroker(cluster).getOrDefault(0, 0)).as("partitions led by broker 0 before the rebalance call")
             .isZero();
 
@@ -145,9 +150,8 @@ class RollingRestartIT
     @Test
     void aSigtermedBrokerWhosePeersAreDownExitsWithinItsBound() throws Exception
     {
-        final SluiceCluster cluster = RUN.cluster("alone", builder -> builder.token(TOKEN));
-        cluster.start();
-        cluster.awaitReady();
+        // Leaves brokers down: the shared cluster's reset for the next class starts them again.
+        final SluiceCluster cluster = SHARED.resetCluster("the SIGTERM of a broker whose peers are down");
         cluster.awaitLeaders();
         awaitBalanced(cluster, SluiceCluster.scaled(Duration.ofSeconds(90)), "at start");
         cluster.killBroker(1);
@@ -160,7 +164,7 @@ class RollingRestartIT
             RollingRestart.handoverLines(cluster, 0));
         assertThat(exitCode).as("exit code after SIGTERM (137: it had to be killed)").isNotEqualTo(137);
         assertThat(shutdown).isLessThan(SHUTDOWN_BOUND);
-        assertThat(cluster.broker(0).log()).contains("broker 0 controlled shutdown: partition 1:");
+        assertThat(cluster.broker(0).logOfLatestRun()).contains("broker 0 controlled shutdown: partition 1:");
     }
 
     // ---------------------------------------------------------------- helpers

@@ -281,7 +281,7 @@ class ContainerClusterIT
 
         awaitEveryPair("PAUSED");
         written.addAll(write("after-restart", 20));
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("paused across the restart: nothing may be exported", QUIET_PERIOD);
         assertEveryPair("PAUSED");
         assertThat(snapshot()).as("export files while paused, across the restart of %s", name)
             .containsExactlyInAnyOrderEntriesOf(before);
@@ -375,7 +375,7 @@ class ContainerClusterIT
             awaitEveryPair("PAUSED");
             final Map<Path, String> before = snapshot();
             duringBackup.addAll(write("during-backup", 20));
-            Await.sleep(QUIET_PERIOD);
+            Await.quietPeriod("the backup runs: nothing may be exported", QUIET_PERIOD);
             assertThat(snapshot()).as("export files while the backup runs").containsExactlyInAnyOrderEntriesOf(before);
             Files.createFile(signals.resolve("finish"));
             assertThat(hook.waitFor(120, TimeUnit.SECONDS)).as("the hook's container ends").isTrue();

@@ -3,9 +3,9 @@ package io.sluice.qa.control;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.qa.Exporting;
 import io.sluice.qa.Records;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportingControlAnswer;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,21 +43,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class ControlGroupIT
 {
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration REQUEST_TIMEOUT = SharedCluster.REQUEST_TIMEOUT;
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
     private static final int KILL_ROUNDS = 5;
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     private SluiceCluster cluster;
 
     @BeforeAll
     void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(REQUEST_TIMEOUT));
-        cluster.start();
-        cluster.awaitReady();
+        cluster = SHARED.cluster();
     }
 
     @BeforeEach
@@ -148,7 +146,7 @@ class ControlGroupIT
                 CompletableFuture.supplyAsync(() -> cluster.client().pause());
             // Kill at a different point of the operation each round: before, while and after it commits and answers.
             final long killAfterMs = round * pauseMs / 2;
-            Thread.sleep(killAfterMs);
+            Await.quietPeriod("the kill lands " + killAfterMs + " ms into the pause", Duration.ofMillis(killAfterMs));
             cluster.killBroker(leader);
             final ExportingControlAnswer pause = pausing.get(REQUEST_TIMEOUT.multipliedBy(4).toMillis(), TimeUnit.MILLISECONDS);
             statuses.add(pause.status());

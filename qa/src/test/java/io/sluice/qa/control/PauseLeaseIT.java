@@ -1,9 +1,9 @@
 package io.sluice.qa.control;
 
 import io.sluice.qa.Exporting;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.HttpAnswer;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,16 +34,14 @@ class PauseLeaseIT
     private static final Duration ENDS_WITHIN = Duration.ofSeconds(20);
 
     @RegisterExtension
-    static final QaRun RUN = new QaRun();
+    static final SharedCluster SHARED = new SharedCluster();
 
     private SluiceCluster cluster;
 
     @BeforeAll
     void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(Duration.ofSeconds(5)));
-        cluster.start();
-        cluster.awaitReady();
+        cluster = SHARED.cluster();
     }
 
     @BeforeEach
@@ -115,7 +113,7 @@ class PauseLeaseIT
         assertThat(cluster.management("POST", "/actuator/exporting/pause?lease=PT1H", null).status()).isEqualTo(200);
 
         // Past the first lease: the newer pause holds, with its own lease.
-        Thread.sleep(5_000);
+        Await.quietPeriod("past the first lease of 3 s", Duration.ofSeconds(5));
         final JsonNode held = status();
         assertThat(held.path("state").asString()).as(held.toString()).isEqualTo("PAUSED");
         assertThat(Duration.between(Instant.now(), Instant.parse(held.path("expiresAt").asString())))

@@ -118,7 +118,7 @@ class KafkaExporterClusterIT
         {
             Await.until("an exporter failing on Kafka in a broker's log", SluiceCluster.scaled(Duration.ofSeconds(20)),
                 () -> brokerLogsContain("exporter kafka failed at position"));
-            Await.sleep(Duration.ofSeconds(20).minusNanos(System.nanoTime() - stoppedAtNs));
+            Await.quietPeriod("Kafka stays down for 20 s", Duration.ofSeconds(20).minusNanos(System.nanoTime() - stoppedAtNs));
             // The exporters view (RETRYING with the last error) is built in parallel; until it is here, the exported
             // position (the slowest exporter's) shows that nothing was acknowledged that Kafka did not take.
             assertThat(laggingLeaders()).as("leaders whose exported position stays behind while Kafka is down")
@@ -144,7 +144,7 @@ class KafkaExporterClusterIT
             () -> ALL_WRITTEN.size() >= before + 1_500 || writing.isDone());
         final int victim = cluster.awaitLeaders().leaderOf(1).orElseThrow();
         cluster.killBroker(victim);
-        Await.sleep(Duration.ofSeconds(3));
+        Await.quietPeriod("broker " + victim + " stays dead while the writer goes on", Duration.ofSeconds(3));
         cluster.startBroker(victim);
         final List<WrittenRecord> written = writing.get(5, TimeUnit.MINUTES);
         assertThat(ALL_WRITTEN.size() - before).as("acknowledged across the kill of broker %d", victim).isEqualTo(4_000);
@@ -165,7 +165,7 @@ class KafkaExporterClusterIT
         final long auditedAtPause = auditLines();
 
         final List<WrittenRecord> written = write("paused", 1_000);
-        Await.sleep(Duration.ofSeconds(5));
+        Await.quietPeriod("paused: nothing may reach the topic or the audit exporter", Duration.ofSeconds(5));
         assertThat(kafka.recordCount(TOPIC)).as("records in the topic while paused").isEqualTo(inTopicAtPause);
         assertThat(auditLines()).as("lines of the third-party exporter while paused").isEqualTo(auditedAtPause);
 

@@ -127,7 +127,7 @@ class OpenSearchExportIT
 
         final List<WrittenRecord> paused = Records.write(cluster, "while-paused", 600);
         allWritten.addAll(paused);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("paused: nothing may be indexed", QUIET_PERIOD);
         assertThat(index.count()).as("documents while paused").isEqualTo(countAtPause);
         assertThat(awaitView(v -> everyPartition(v, "PAUSED"))).isNotNull();
 
@@ -150,7 +150,7 @@ class OpenSearchExportIT
         final List<WrittenRecord> softPaused = Records.write(cluster, "while-soft-paused", 300);
         allWritten.addAll(softPaused);
         index.awaitDocuments(softPaused, EXPORT_TIMEOUT);
-        Await.sleep(Duration.ofSeconds(2)); // a few acknowledgement intervals
+        Await.quietPeriod("a few acknowledgement intervals: the soft pause must hold the positions", Duration.ofSeconds(2));
         final JsonNode later = awaitView(v -> everyPartition(v, "SOFT_PAUSED"));
         // The sink has the documents, but no position moved past them in the replicated state (what compaction
         // and a new leader go by).
@@ -280,9 +280,9 @@ class OpenSearchExportIT
                 written.stream().filter(r -> r.partitionId() == 1).count() > 500 && index.count() > allWritten.size() + 500);
             cluster.killBroker(victim);
             cluster.log("killed broker " + victim + ", leader of partition 1, with " + written.size() + " written");
-            Await.sleep(Duration.ofSeconds(5));
+            Await.quietPeriod("broker " + victim + " stays dead while the writer goes on", Duration.ofSeconds(5));
             cluster.startBroker(victim);
-            Await.sleep(Duration.ofSeconds(3));
+            Await.quietPeriod("writes go on after broker " + victim + " restarted", Duration.ofSeconds(3));
         }
         finally
         {

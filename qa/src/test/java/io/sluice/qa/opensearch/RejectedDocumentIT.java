@@ -99,7 +99,7 @@ class RejectedDocumentIT
             .contains(conflicting.partitionId() + "-" + conflicting.position());
 
         final long failuresBefore = gauge("sluice_exporter_retries", "strict", conflicting.partitionId());
-        Await.sleep(Duration.ofSeconds(4));
+        Await.quietPeriod("the strict exporter keeps retrying the rejected document", Duration.ofSeconds(4));
         final JsonNode later = partitionOf("strict", conflicting.partitionId()).orElseThrow();
         assertThat(later.path("state").asString()).isEqualTo("RETRYING");
         assertThat(later.path("position").asLong()).as("acknowledged position of %s", later)

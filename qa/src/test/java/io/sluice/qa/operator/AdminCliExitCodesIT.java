@@ -175,7 +175,7 @@ class AdminCliExitCodesIT
         assertThat(softRefused.exitCode()).as("%s", softRefused).isEqualTo(3);
         assertThat(softRefused.stderr()).as("%s", softRefused).contains("HTTP 401");
 
-        Await.sleep(QUIET_PERIOD); // the gateway polls its brokers: give a wrong pause time to show
+        Await.quietPeriod("the gateway polls its brokers: a wrong pause gets time to show", QUIET_PERIOD);
         assertThat(cluster.client().exporting().state()).isEqualTo("EXPORTING");
     }
 
@@ -200,7 +200,7 @@ class AdminCliExitCodesIT
         assertThat(foreignPair.exitCode()).as("%s", foreignPair).isEqualTo(3);
         assertThat(foreignPair.stderr()).as("%s", foreignPair).contains("HTTP 400");
 
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the gateway polls its brokers: a wrong pause gets time to show", QUIET_PERIOD);
         assertThat(cluster.client().exporting().state()).isEqualTo("EXPORTING");
     }
 

@@ -2,6 +2,7 @@ package io.sluice.qa.operator;
 
 import io.sluice.qa.Exporting;
 import io.sluice.qa.Records;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
@@ -34,12 +35,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class BackfillWatchAgainstClusterIT
 {
-    private static final String TOKEN = "qa-backfill-token";
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
+    private static final String TOKEN = SharedCluster.TOKEN;
     private static final Duration WATCH_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(180));
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
+    @RegisterExtension
+    static final SharedCluster SHARED = new SharedCluster();
 
     private SluiceCluster cluster;
     private Path cliFolder;
@@ -47,11 +49,7 @@ class BackfillWatchAgainstClusterIT
     @BeforeAll
     void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.token(TOKEN).requestTimeout(REQUEST_TIMEOUT));
-        cluster.start();
-        cluster.awaitReady();
-        cluster.awaitPreferredLeaders(); // backfill starts ask each partition's leader
-        Exporting.everyBrokerUp(cluster);
+        cluster = SHARED.cluster(); // reset with every partition on its preferred leader, as backfill starts ask them
         cliFolder = RUN.directory().resolve("cli");
     }
 

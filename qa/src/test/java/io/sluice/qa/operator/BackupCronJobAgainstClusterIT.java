@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.sluice.kubernetes.Manifests;
 import io.sluice.qa.Exporting;
 import io.sluice.qa.Records;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
@@ -87,8 +88,11 @@ class BackupCronJobAgainstClusterIT
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
+    /** The manifests' shape is the default layout today: then the shared cluster serves, with its token. */
+    @RegisterExtension
+    static final SharedCluster SHARED = new SharedCluster();
 
-    private final String token = UUID.randomUUID().toString();
+    private String token;
     private List<Manifests.Document> manifests;
     private StatefulSet brokers;
     private Container backup;
@@ -109,10 +113,21 @@ class BackupCronJobAgainstClusterIT
         final int partitions = Integer.parseInt(required(settings, "SLUICE_CLUSTER_PARTITIONS"));
         final int replicationFactor = Integer.parseInt(required(settings, "SLUICE_CLUSTER_REPLICATIONFACTOR"));
 
-        cluster = RUN.cluster("cluster", builder -> builder.brokers(replicas).partitions(partitions)
-            .replicationFactor(replicationFactor).token(token).requestTimeout(REQUEST_TIMEOUT));
-        cluster.start();
-        cluster.awaitReady();
+        final SluiceCluster shared = SHARED.cluster();
+        if (shared.brokerCount() == replicas && shared.partitionCount() == partitions &&
+            shared.replicasOf(1).size() == replicationFactor)
+        {
+            cluster = shared;
+        }
+        else
+        {
+            final String ownToken = UUID.randomUUID().toString();
+            cluster = RUN.cluster("cluster", builder -> builder.brokers(replicas).partitions(partitions)
+                .replicationFactor(replicationFactor).token(ownToken).requestTimeout(REQUEST_TIMEOUT));
+            cluster.start();
+            cluster.awaitReady();
+        }
+        token = cluster.token();
         Exporting.everyBrokerUp(cluster);
         Exporting.assertEveryPair(cluster, "EXPORTING");
     }
@@ -151,7 +166,7 @@ class BackupCronJobAgainstClusterIT
         Exporting.assertEveryPair(cluster, soft ? "SOFT_PAUSED" : "PAUSED");
         final Map<Integer, byte[]> exportedBefore = Records.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Records.write(cluster, "during-backup", 200);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the backup runs; nothing may be exported meanwhile", QUIET_PERIOD);
         if (!soft)
         {
             Records.assertUnchanged(cluster, exportedBefore, "while the CronJob's backup ran");

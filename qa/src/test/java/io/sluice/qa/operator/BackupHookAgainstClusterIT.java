@@ -2,6 +2,7 @@ package io.sluice.qa.operator;
 
 import io.sluice.qa.Exporting;
 import io.sluice.qa.Records;
+import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
@@ -35,11 +36,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class BackupHookAgainstClusterIT
 {
-    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(4);
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(2);
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
+    @RegisterExtension
+    static final SharedCluster SHARED = new SharedCluster();
 
     private final List<Process> hooks = new ArrayList<>();
     private final List<Long> backupPids = new ArrayList<>();
@@ -48,9 +50,7 @@ class BackupHookAgainstClusterIT
     @BeforeAll
     void startCluster()
     {
-        cluster = RUN.cluster("cluster", builder -> builder.requestTimeout(REQUEST_TIMEOUT));
-        cluster.start();
-        cluster.awaitReady();
+        cluster = SHARED.cluster();
     }
 
     @BeforeEach
@@ -87,7 +87,7 @@ class BackupHookAgainstClusterIT
         Exporting.awaitClusterState(cluster, "PAUSED");
         final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Records.write(cluster, "during-failed-backup", 200);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the failing backup runs; nothing may be exported meanwhile", QUIET_PERIOD);
         Records.assertUnchanged(cluster, snapshot, "while the backup ran");
         Files.createFile(folder.resolve("finish"));
 
@@ -114,7 +114,7 @@ class BackupHookAgainstClusterIT
         Exporting.awaitClusterState(cluster, "PAUSED");
         final Map<Integer, byte[]> snapshot = Records.snapshot(cluster);
         final List<WrittenRecord> duringBackup = Records.write(cluster, "during-interrupted-backup", 200);
-        Await.sleep(QUIET_PERIOD);
+        Await.quietPeriod("the backup runs; nothing may be exported meanwhile", QUIET_PERIOD);
         Records.assertUnchanged(cluster, snapshot, "while the backup ran");
 
         hook.destroy(); // SIGTERM to the hook's bash
@@ -140,7 +140,8 @@ class BackupHookAgainstClusterIT
             .redirectOutput(folder.resolve("hook.out").toFile())
             .redirectError(folder.resolve("hook.err").toFile());
         builder.environment().remove("SLUICE_GATEWAY");
-        builder.environment().remove("SLUICE_TOKEN");
+        // the gateway's token as the hook documents it (never on the command line); none the test JVM inherited
+        builder.environment().put("SLUICE_TOKEN", cluster.token());
         builder.environment().put("SLUICE_JAR", jar.toString());
         builder.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
         final Process hook = builder.start();

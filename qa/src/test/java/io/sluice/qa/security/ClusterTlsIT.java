@@ -136,7 +136,7 @@ class ClusterTlsIT
             assertClosedByServer(raw);
         }
 
-        Await.sleep(Duration.ofSeconds(2));
+        Await.quietPeriod("a refused frame must not pause anything", Duration.ofSeconds(2));
         final ExportingStatus status = cluster.client().exporting();
         assertThat(status.state()).as("%s", status).isEqualTo("EXPORTING");
         assertThat(cluster.broker(0).log()).contains("TLS handshake refused: not an SSL/TLS record");
@@ -160,7 +160,7 @@ class ClusterTlsIT
                 .hasCauseInstanceOf(PeerUnreachableException.class);
         }
 
-        Await.sleep(Duration.ofSeconds(2));
+        Await.quietPeriod("a refused client must not pause anything", Duration.ofSeconds(2));
         assertThat(cluster.client().exporting().state()).isEqualTo("EXPORTING");
         assertThat(cluster.broker(0).log()).contains("refused the client certificate CN=intruder issued by CN=other test CA");
     }

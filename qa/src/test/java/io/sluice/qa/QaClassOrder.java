@@ -1,0 +1,51 @@
+package io.sluice.qa;
+
+import org.junit.jupiter.api.ClassDescriptor;
+import org.junit.jupiter.api.ClassOrderer;
+import org.junit.jupiter.api.ClassOrdererContext;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.Comparator;
+
+/**
+ * The order of the qa classes (junit-platform.properties names it): the classes on the {@link SharedCluster} first,
+ * one after another on the one cluster (those marked {@link SharedCluster.RunsLast} after the rest of them), then the
+ * classes with clusters of their own; by name within each group.
+ * It tells the shared cluster how many classes use it, so it stops after the last one instead of idling beside the
+ * clusters booted later.
+ */
+public final class QaClassOrder implements ClassOrderer
+{
+    @Override
+    public void orderClasses(final ClassOrdererContext context)
+    {
+        context.getClassDescriptors().sort(Comparator
+            .comparing((ClassDescriptor descriptor) -> group(descriptor.getTestClass()))
+            .thenComparing(descriptor -> descriptor.getTestClass().getName()));
+        SharedCluster.expectClasses((int)context.getClassDescriptors().stream()
+            .filter(descriptor -> usesSharedCluster(descriptor.getTestClass())).count());
+    }
+
+    /** 0: on the shared cluster; 1: on it, after the others ({@link SharedCluster.RunsLast}); 2: a cluster of its own. */
+    private static int group(final Class<?> testClass)
+    {
+        if (!usesSharedCluster(testClass))
+        {
+            return 2;
+        }
+        return testClass.isAnnotationPresent(SharedCluster.RunsLast.class) ? 1 : 0;
+    }
+
+    static boolean usesSharedCluster(final Class<?> testClass)
+    {
+        for (final Field field : testClass.getDeclaredFields())
+        {
+            if (Modifier.isStatic(field.getModifiers()) && field.getType() == SharedCluster.class)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+}
