@@ -9,6 +9,7 @@ import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.message.AppendLimits;
@@ -26,6 +27,7 @@ import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -189,11 +191,7 @@ public final class Broker implements AutoCloseable
             final List<RaftPeer> peers = new ArrayList<>();
             for (final int replica : distribution.replicasOf(partitionId))
             {
-                final InetSocketAddress address = distribution.raftAddress(replica);
-                peers.add(RaftPeer.newBuilder()
-                    .setId(Partition.peerId(replica))
-                    .setAddress(address.getHostString() + ":" + address.getPort())
-                    .build());
+                peers.add(RaftPeers.peer(distribution, replica, RaftPeerRole.FOLLOWER));
             }
             final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
             final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
@@ -210,7 +208,7 @@ public final class Broker implements AutoCloseable
         try
         {
             raftServer = RaftServer.newBuilder()
-                .setServerId(Partition.peerId(nodeId))
+                .setServerId(RaftPeers.peerId(nodeId))
                 .setProperties(serverProperties(config, raftAddress))
                 .setParameters(raftTlsParameters(tls, true))
                 .setStateMachineRegistry((groupId) ->

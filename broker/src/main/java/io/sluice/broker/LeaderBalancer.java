@@ -109,7 +109,7 @@ final class LeaderBalancer
                     else
                     {
                         LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
-                            brokerId, partitionId, preferred, tookMs, Futures.unwrap(error).getMessage());
+                            brokerId, partitionId, preferred, tookMs, Futures.unwrapAll(error).getMessage());
                     }
                 });
             }
@@ -231,7 +231,7 @@ final class LeaderBalancer
         }
         catch (final CompletionException e)
         {
-            return "transfer failed after " + tookMs + " ms: " + Futures.unwrap(e).getMessage();
+            return "transfer failed after " + tookMs + " ms: " + Futures.unwrapAll(e).getMessage();
         }
     }
 

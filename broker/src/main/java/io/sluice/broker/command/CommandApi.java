@@ -771,7 +771,7 @@ public final class CommandApi implements RequestHandler
 
     private void respondError(final ResponseChannel response, final int partitionId, final Throwable error)
     {
-        final Throwable cause = Futures.unwrap(error);
+        final Throwable cause = Futures.unwrapAll(error);
         if (cause instanceof PartitionException failure)
         {
             response.respond(ErrorResponseWriter.of(failure.code(), partitionId,

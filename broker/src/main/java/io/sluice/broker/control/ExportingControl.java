@@ -82,7 +82,7 @@ public final class ExportingControl
             .orTimeout(adminTimeout.toMillis(), TimeUnit.MILLISECONDS)
             .exceptionally((failure) ->
             {
-                throw toPartitionException(partitionId, change, Futures.unwrap(failure));
+                throw toPartitionException(partitionId, change, Futures.unwrapAll(failure));
             });
     }
 

@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.raft.RaftPeers;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
@@ -51,7 +52,7 @@ public final class FollowerSync
     /** As {@link #outOfSyncReason(int)}, with at most {@code maxLagEntries} of commit index behind the leader. */
     public String outOfSyncReason(final int otherBrokerId, final long maxLagEntries)
     {
-        final RaftServer.Division division = partition.openDivision();
+        final RaftServer.Division division = partition.member().openDivision();
         if (division == null)
         {
             return "partition " + partitionId + " on broker " + brokerId + " is not started";
@@ -61,7 +62,7 @@ public final class FollowerSync
         {
             return "broker " + brokerId + " does not lead partition " + partitionId;
         }
-        final String peer = Partition.peerId(otherBrokerId).toString();
+        final String peer = RaftPeers.peerId(otherBrokerId).toString();
         final long rpcAgeMs = lastRpcAgeMs(info, peer);
         if (rpcAgeMs < 0)
         {
@@ -108,7 +109,7 @@ public final class FollowerSync
     /** Whether this leader heard from any follower within {@code within}. */
     public boolean hasAnsweringFollower(final Duration within)
     {
-        final RaftServer.Division division = partition.openDivision();
+        final RaftServer.Division division = partition.member().openDivision();
         if (division == null || !division.getInfo().isLeader())
         {
             return false;
@@ -124,7 +125,7 @@ public final class FollowerSync
      */
     public boolean hasPeerPriorities()
     {
-        final RaftServer.Division division = partition.division();
+        final RaftServer.Division division = partition.member().division();
         return division != null && division.getRaftConf().getCurrentPeers().stream()
             .mapToInt(RaftPeer::getPriority).distinct().count() > 1;
     }

@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.concurrent.Futures;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -9,11 +10,9 @@ import org.apache.ratis.server.RaftServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 
@@ -57,16 +56,6 @@ final class LeadershipTransfer
      */
     private volatile long steppingDownRefusalSinceNanos;
     private volatile long steppingDownRefusalLastNanos;
-    /** Local writes proposed and not answered yet, and whether new ones wait for a running transfer. */
-    private final AtomicInteger localWritesInFlight = new AtomicInteger();
-    private volatile boolean holdingWrites;
-    /**
-     * Completes (and is replaced) when the hold on local writes ends or the leader changes: held writes wait for it,
-     * then propose here or learn the new leader.
-     */
-    private final AtomicReference<CompletableFuture<Void>> holdChange =
-        new AtomicReference<>(new CompletableFuture<>());
-
     LeadershipTransfer(final Partition partition, final FollowerSync followers)
     {
         this.partition = partition;
@@ -86,58 +75,12 @@ final class LeadershipTransfer
         return transfer.get() != null;
     }
 
-    // ------------------------------------------------------------------------------------------- local writes
-
-    /** Counts a local write about to be proposed in; false, with nothing counted, while writes are held. */
-    boolean admitLocalWrite()
-    {
-        localWritesInFlight.incrementAndGet();
-        if (holdingWrites)
-        {
-            localWritesInFlight.decrementAndGet();
-            return false;
-        }
-        return true;
-    }
-
-    /** Counts an admitted local write out; {@code reply} is null when it was never proposed. */
-    void localWriteEnded(final RaftClientReply reply)
-    {
-        localWritesInFlight.decrementAndGet();
-        if (reply != null)
-        {
-            noteWriteOutcome(reply);
-        }
-    }
-
-    /** Holds local writes for good: the broker stops, and writes arriving now would only slow the handover. */
-    void holdWritesForStop()
-    {
-        holdingWrites = true;
-    }
-
-    /**
-     * Completes when the hold on local writes ends or the leader changes. Taken before {@link #admitLocalWrite}, so a
-     * hold that ends in between still wakes the writer.
-     */
-    CompletableFuture<Void> holdChanged()
-    {
-        return holdChange.get();
-    }
-
-    /** Wakes the writes waiting for the hold to change. */
-    void wakeHeldWrites()
-    {
-        holdChange.getAndSet(new CompletableFuture<>()).complete(null);
-    }
-
     // ------------------------------------------------------------------------------------------- stuck step-down
 
     /** A new leader was elected: whatever refused writes before says nothing about this term. */
     void onLeaderChanged()
     {
         steppingDownRefusalSinceNanos = 0;
-        wakeHeldWrites();
     }
 
     /**
@@ -169,7 +112,7 @@ final class LeadershipTransfer
     }
 
     /** Notes how a local write ended, for {@link #clearStuckStepDown}. */
-    private void noteWriteOutcome(final RaftClientReply reply)
+    void noteWriteOutcome(final RaftClientReply reply)
     {
         if (reply.getException() instanceof LeaderSteppingDownException)
         {
@@ -225,7 +168,7 @@ final class LeadershipTransfer
                     "the leadership went to broker " + leader);
             }
             return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
-                Futures.unwrap(error).getMessage());
+                Futures.unwrapAll(error).getMessage());
         });
     }
 
@@ -243,7 +186,7 @@ final class LeadershipTransfer
             if (again)
             {
                 LOG.info("partition {} on broker {}: leadership transfer to broker {} failed, trying again: {}",
-                    partitionId, brokerId, targetBrokerId, Futures.unwrap(error).getMessage());
+                    partitionId, brokerId, targetBrokerId, Futures.unwrapAll(error).getMessage());
                 return transferWithRetries(targetBrokerId, deadlineNanos);
             }
             return error == null ? CompletableFuture.completedFuture(leader) : CompletableFuture.<Integer>failedFuture(error);
@@ -274,7 +217,7 @@ final class LeadershipTransfer
         {
             return CompletableFuture.failedFuture(notLeader);
         }
-        final RaftServer.Division division = partition.division();
+        final RaftServer.Division division = partition.member().division();
         if (targetBrokerId == brokerId)
         {
             return CompletableFuture.completedFuture(brokerId);
@@ -289,18 +232,19 @@ final class LeadershipTransfer
         partition.backfills().onLeadershipLost();
         // Ratis fails a transfer for good (see clearStuckStepDown) when the leader's log grows while it compares
         // it with the transferee's; so local writes wait out the transfer (then go on here or to the new leader, see
-        // Partition#submitLocal) and the ones already proposed commit first.
-        holdingWrites = true;
+        // LocalWrites) and the ones already proposed commit first.
+        final LocalWrites writes = partition.writes();
+        writes.hold(true);
         final long timeoutMs = Math.max(1, timeout.toMillis());
         final long drainDeadline = System.nanoTime() +
             TimeUnit.MILLISECONDS.toNanos(Math.min(MAX_WRITE_DRAIN_MS, timeoutMs / 2));
-        return localWritesDrained(drainDeadline)
-            .thenCompose((drained) -> requestTransfer(targetBrokerId, timeoutMs))
+        return writes.drained(drainDeadline)
+            .thenCompose((drained) -> partition.member().transferLeadership(targetBrokerId, timeoutMs))
             .handle((answer, error) ->
             {
-                holdingWrites = partition.isStopping();
-                wakeHeldWrites();
-                final int leader = Partition.brokerIdOf(division.getInfo().getLeaderId());
+                writes.hold(partition.isStopping());
+                writes.wakeHeld();
+                final int leader = RaftPeers.brokerIdOf(division.getInfo().getLeaderId());
                 // Writes refused while our transfer ran say nothing about a stuck one.
                 steppingDownRefusalSinceNanos = 0;
                 transfer.set(null);
@@ -309,8 +253,8 @@ final class LeadershipTransfer
                 {
                     return leader < 0 ? targetBrokerId : leader;
                 }
-                final Throwable cause = error != null ? Futures.unwrap(error) : answer.getException();
-                final boolean leads = !partition.isClosed() && division.getInfo().isLeader();
+                final Throwable cause = error != null ? Futures.unwrapAll(error) : answer.getException();
+                final boolean leads = !partition.member().isClosed() && division.getInfo().isLeader();
                 if (leads && leftSteppingDown(cause))
                 {
                     stepDown("the leadership transfer to broker " + targetBrokerId + " failed before it started (" +
@@ -324,29 +268,6 @@ final class LeadershipTransfer
                     "partition " + partitionId + ": leadership transfer from broker " + brokerId + " to broker " +
                     targetBrokerId + " failed: " + (cause != null ? cause.getMessage() : "unknown"));
             });
-    }
-
-    private CompletableFuture<RaftClientReply> requestTransfer(final int targetBrokerId, final long timeoutMs)
-    {
-        try
-        {
-            return partition.submitTransfer(Partition.peerId(targetBrokerId), timeoutMs);
-        }
-        catch (final Exception e)
-        {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /** Completes once no local write is in flight, or at {@code deadlineNanos}. */
-    private CompletableFuture<Void> localWritesDrained(final long deadlineNanos)
-    {
-        if (localWritesInFlight.get() == 0 || System.nanoTime() - deadlineNanos >= 0)
-        {
-            return CompletableFuture.completedFuture(null);
-        }
-        return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(1, TimeUnit.MILLISECONDS))
-            .thenCompose((ignored) -> localWritesDrained(deadlineNanos));
     }
 
     /**
@@ -365,13 +286,13 @@ final class LeadershipTransfer
     private void stepDown(final String why)
     {
         LOG.warn("partition {} on broker {}: stepping down: {}", partitionId, brokerId, why);
-        try
+        partition.member().transferLeadership(-1, STUCK_STEP_DOWN_GRACE.toMillis()).whenComplete((reply, error) ->
         {
-            partition.submitTransfer(null, STUCK_STEP_DOWN_GRACE.toMillis());
-        }
-        catch (final IOException e)
-        {
-            LOG.warn("partition {} on broker {}: step down failed: {}", partitionId, brokerId, e.getMessage());
-        }
+            if (error != null)
+            {
+                LOG.warn("partition {} on broker {}: step down failed: {}", partitionId, brokerId,
+                    Futures.unwrapAll(error).getMessage());
+            }
+        });
     }
 }

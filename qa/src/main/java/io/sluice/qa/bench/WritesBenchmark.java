@@ -7,6 +7,7 @@ import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
@@ -292,7 +293,7 @@ public final class WritesBenchmark
         for (int b = 0; b < 3; b++)
         {
             final InetSocketAddress raft = distribution.raftAddress(b);
-            peers.add(RaftPeer.newBuilder().setId(Partition.peerId(b))
+            peers.add(RaftPeer.newBuilder().setId(RaftPeers.peerId(b))
                 .setAddress(raft.getHostString() + ":" + raft.getPort()).build());
         }
         final RaftGroup group = RaftGroup.valueOf(groupId, peers);
@@ -305,7 +306,7 @@ public final class WritesBenchmark
                 final BrokerConfig config = BrokerConfig.of(b, distribution, dataDir, Map.of()).withRaftTransport(transport);
                 final InetSocketAddress raft = distribution.raftAddress(b);
                 final RaftServer server = RaftServer.newBuilder()
-                    .setServerId(Partition.peerId(b))
+                    .setServerId(RaftPeers.peerId(b))
                     .setGroup(group)
                     .setStateMachine(new ApplyingStateMachine())
                     .setProperties(Broker.serverProperties(config,

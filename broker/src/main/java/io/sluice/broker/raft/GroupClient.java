@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.raft;
 
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.raft;
 
 import java.util.ArrayList;
 import java.util.Iterator;
