@@ -3,6 +3,7 @@ package io.sluice.broker.control;
 import io.sluice.broker.partition.ExportingStates;
 import io.sluice.broker.raft.GroupMember;
 import io.sluice.broker.raft.RaftPeers;
+import io.sluice.broker.raft.TransferRetries;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.concurrent.Futures;
@@ -10,11 +11,9 @@ import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -24,13 +23,13 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -336,40 +335,46 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         {
             return -1;
         }
-        final RaftPeerId selfId = member.selfId();
-        final long deadline = System.nanoTime() + bound.toNanos();
-        for (final RaftPeer peer : division.getGroup().getPeers())
+        final Iterator<Integer> voters = division.getGroup().getPeers().stream()
+            .filter((peer) -> !peer.getId().equals(member.selfId()) && peer.getStartupRole() != RaftPeerRole.LISTENER)
+            .map((peer) -> RaftPeers.brokerIdOf(peer.getId()))
+            .iterator();
+        // Each voter once, while at least 100 ms are left; the first that takes the leadership ends it.
+        final TransferRetries.Plan plan = (last, remainingNanos) ->
         {
-            final long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (peer.getId().equals(selfId) || peer.getStartupRole() == RaftPeerRole.LISTENER || leftMs < 100)
+            if (last != null && !last.succeeded())
             {
-                continue;
+                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
+                    last.targetBrokerId(), last.failure().toString());
             }
-            try
+            if (last != null && last.succeeded())
             {
-                final RaftClientReply reply = member.transferLeadership(RaftPeers.brokerIdOf(peer.getId()),
-                    Math.min(leftMs, 2_000)).get(Math.min(leftMs, 2_000) + 500, TimeUnit.MILLISECONDS);
-                if (reply.isSuccess())
+                return new TransferRetries.Stop(null);
+            }
+            return voters.hasNext() && remainingNanos >= TimeUnit.MILLISECONDS.toNanos(100) ?
+                new TransferRetries.Transfer(voters.next()) : new TransferRetries.Stop(null);
+        };
+        final TransferRetries.Attempt attempt = (target, remainingNanos) ->
+        {
+            final long timeoutMs = Math.min(TimeUnit.NANOSECONDS.toMillis(remainingNanos), 2_000);
+            return member.transferLeadership(target, timeoutMs).orTimeout(timeoutMs + 500, TimeUnit.MILLISECONDS)
+                .thenApply((reply) ->
                 {
-                    final int to = RaftPeers.brokerIdOf(peer.getId());
-                    LOG.info("broker {}: handed the control group's leadership to broker {}", brokerId, to);
-                    return to;
-                }
-                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
-                    RaftPeers.brokerIdOf(peer.getId()), reply.getException());
-            }
-            catch (final ExecutionException | TimeoutException e)
-            {
-                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
-                    RaftPeers.brokerIdOf(peer.getId()), e.toString());
-            }
-            catch (final InterruptedException e)
-            {
-                Thread.currentThread().interrupt();
-                return -1;
-            }
+                    if (!reply.isSuccess())
+                    {
+                        throw new CompletionException(reply.getException());
+                    }
+                    return target;
+                });
+        };
+        final TransferRetries.Attempted last = TransferRetries.run(plan, attempt,
+            System.nanoTime() + bound.toNanos(), 0, System::nanoTime).join().last();
+        if (last == null || !last.succeeded())
+        {
+            return -1;
         }
-        return -1;
+        LOG.info("broker {}: handed the control group's leadership to broker {}", brokerId, last.leader());
+        return last.leader();
     }
 
     // ------------------------------------------------------------------------------------------- catching up

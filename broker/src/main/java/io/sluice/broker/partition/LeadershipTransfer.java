@@ -1,6 +1,7 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.raft.RaftPeers;
+import io.sluice.broker.raft.TransferRetries;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.concurrent.Futures;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -160,37 +161,40 @@ final class LeadershipTransfer
             return CompletableFuture.completedFuture(new RebalanceOutcome(partitionId, preferredBrokerId, brokerId,
                 outOfSync));
         }
-        return transferWithRetries(preferredBrokerId, System.nanoTime() + timeout.toNanos()).handle((leader, error) ->
+        // Tried again while this replica still leads and the preferred replica is in sync; the last failure is the
+        // answer.
+        final TransferRetries.Plan plan = (last, remainingNanos) ->
         {
-            if (error == null)
+            if (last == null)
             {
-                return new RebalanceOutcome(partitionId, preferredBrokerId, leader, leader == preferredBrokerId ? null :
-                    "the leadership went to broker " + leader);
+                return new TransferRetries.Transfer(preferredBrokerId);
             }
-            return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
-                Futures.unwrapAll(error).getMessage());
-        });
-    }
-
-    /**
-     * Transfers in attempts until {@code deadlineNanos}: a transferee can decline the election Ratis asks it to start
-     * (it had not heard from this leader yet, or the log moved on), and Ratis then only waits out the attempt. Tried
-     * again while this replica still leads and the target is in sync; the last failure is the answer.
-     */
-    private CompletableFuture<Integer> transferWithRetries(final int targetBrokerId, final long deadlineNanos)
-    {
-        return attempt(targetBrokerId, deadlineNanos - System.nanoTime()).handle((leader, error) ->
-        {
-            final boolean again = error != null && deadlineNanos - System.nanoTime() > MIN_RETRY_NANOS &&
-                partition.notLeaderError() == null && followers.outOfSyncReason(targetBrokerId) == null;
-            if (again)
+            if (last.succeeded() || remainingNanos <= MIN_RETRY_NANOS || partition.notLeaderError() != null ||
+                followers.outOfSyncReason(preferredBrokerId) != null)
             {
-                LOG.info("partition {} on broker {}: leadership transfer to broker {} failed, trying again: {}",
-                    partitionId, brokerId, targetBrokerId, Futures.unwrapAll(error).getMessage());
-                return transferWithRetries(targetBrokerId, deadlineNanos);
+                return new TransferRetries.Stop(null);
             }
-            return error == null ? CompletableFuture.completedFuture(leader) : CompletableFuture.<Integer>failedFuture(error);
-        }).thenCompose((next) -> next);
+            LOG.info("partition {} on broker {}: leadership transfer to broker {} failed, trying again: {}",
+                partitionId, brokerId, preferredBrokerId, last.failure().getMessage());
+            return new TransferRetries.Transfer(preferredBrokerId);
+        };
+        return TransferRetries.run(plan, this::attempt, System.nanoTime() + timeout.toNanos(), 0, System::nanoTime)
+            .thenApply((outcome) ->
+            {
+                final TransferRetries.Attempted last = outcome.last();
+                if (last == null)
+                {
+                    return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
+                        "the timeout of " + timeout.toMillis() + " ms passed before a transfer started");
+                }
+                if (last.succeeded())
+                {
+                    return new RebalanceOutcome(partitionId, preferredBrokerId, last.leader(),
+                        last.leader() == preferredBrokerId ? null : "the leadership went to broker " + last.leader());
+                }
+                return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
+                    last.failure().getMessage());
+            });
     }
 
     /**
