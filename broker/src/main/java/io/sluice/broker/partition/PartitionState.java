@@ -16,6 +16,7 @@ import io.sluice.broker.log.codecs.IdempotentAppendEntryDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,11 +24,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -139,24 +138,25 @@ public final class PartitionState implements PartitionBackfills.StateView
         idempotency.clear();
         long lastPosition = 0;
         long lastRecordRaftIndex = 0;
-        byte[] backfillState = PartitionSnapshot.NO_BACKFILLS;
+        DirectBuffer backfillState = new UnsafeBuffer(PartitionSnapshot.NO_BACKFILLS);
         if (snapshot != null)
         {
             lastPosition = snapshot.lastPosition();
             lastRecordRaftIndex = snapshot.lastRecordRaftIndex();
             exporterPositions.putAll(snapshot.exporterPositions());
             unavailable.putAll(snapshot.unavailable());
-            backfillState = snapshot.backfills();
-            if (snapshot.idempotency().length > 0)
+            // Both sections are read where the snapshot holds them: the append ids take up to about 55 MB.
+            backfillState = snapshot.backfillsSection();
+            final DirectBuffer ids = snapshot.idempotencySection();
+            if (ids.capacity() > 0)
             {
-                final byte[] ids = snapshot.idempotency();
-                idempotency.read(new UnsafeBuffer(ids), 0, ids.length);
+                idempotency.read(ids, 0, ids.capacity());
             }
         }
         if (backfills != null)
         {
             // No backfills in the snapshot (or none at all) reads as none: an installed snapshot replaces any held here.
-            backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
+            backfills.readSnapshot(backfillState, 0, backfillState.capacity());
         }
         log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex,
             segmentSpace);
@@ -179,21 +179,38 @@ public final class PartitionState implements PartitionBackfills.StateView
     public PartitionSnapshot snapshot()
     {
         final RecordLog log = this.log;
-        final byte[] backfillState;
+        final PartitionSnapshot.Section backfillState;
         if (backfills != null)
         {
             final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
-            final int length = backfills.writeSnapshot(buffer, 0);
-            backfillState = Arrays.copyOf(buffer.byteArray(), length);
+            backfillState = PartitionSnapshot.Section.of(buffer, 0, backfills.writeSnapshot(buffer, 0));
         }
         else
         {
-            backfillState = new byte[0];
+            backfillState = PartitionSnapshot.Section.of(PartitionSnapshot.NO_BACKFILLS);
         }
-        final byte[] ids = new byte[idempotency.snapshotLength()]; // exactly what write takes: no copy to trim
-        idempotency.write(new UnsafeBuffer(ids), 0);
-        return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), new TreeMap<>(exporterPositions),
-            backfillState, ids, new TreeMap<>(unavailable));
+        // The append ids are written straight into the snapshot's message: no array of their own to copy.
+        final int idsLength = idempotency.snapshotLength();
+        final PartitionSnapshot.Section ids = new PartitionSnapshot.Section()
+        {
+            @Override
+            public int length()
+            {
+                return idsLength;
+            }
+
+            @Override
+            public void writeTo(final MutableDirectBuffer buffer, final int offset)
+            {
+                final int written = idempotency.write(buffer, offset);
+                if (written != idsLength)
+                {
+                    throw new IllegalStateException("append ids took " + written + " bytes, " + idsLength + " expected");
+                }
+            }
+        };
+        return PartitionSnapshot.write(log.lastPosition(), log.lastRaftIndex(), exporterPositions, unavailable, ids,
+            backfillState);
     }
 
     public void closeLog()

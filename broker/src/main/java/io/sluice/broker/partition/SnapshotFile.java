@@ -18,11 +18,16 @@ public final class SnapshotFile
     /** Writes {@code bytes} beside {@code file} first, forces them to disk, then moves them over {@code file}. */
     public static void write(final Path file, final byte[] bytes) throws IOException
     {
+        write(file, ByteBuffer.wrap(bytes));
+    }
+
+    /** As {@link #write(Path, byte[])}, with the bytes {@code content} has remaining (they are not copied first). */
+    public static void write(final Path file, final ByteBuffer content) throws IOException
+    {
         final Path tmp = file.resolveSibling(file.getFileName() + ".writing");
         try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
             StandardOpenOption.TRUNCATE_EXISTING))
         {
-            final ByteBuffer content = ByteBuffer.wrap(bytes);
             while (content.hasRemaining())
             {
                 channel.write(content);
