@@ -1,7 +1,7 @@
 package io.sluice.qa.bench;
 
-import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
+import io.sluice.broker.RaftSettings;
 import io.sluice.broker.raft.RaftPeers;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ClassDataSharing;
@@ -185,7 +185,7 @@ public final class IdleBenchmark
                 final RaftServer server = RaftServer.newBuilder()
                     .setServerId(RaftPeers.peerId(b))
                     .setStateMachineRegistry(groupId -> new ApplyingStateMachine())
-                    .setProperties(Broker.serverProperties(config, distribution.raftAddress(b)))
+                    .setProperties(RaftSettings.serverProperties(config, distribution.raftAddress(b)))
                     .setOption(RaftStorage.StartupOption.FORMAT)
                     .build();
                 server.start();

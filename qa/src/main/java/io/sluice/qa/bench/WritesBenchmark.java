@@ -4,6 +4,7 @@ import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
+import io.sluice.broker.RaftSettings;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
 import io.sluice.broker.partition.Partition;
@@ -309,9 +310,9 @@ public final class WritesBenchmark
                     .setServerId(RaftPeers.peerId(b))
                     .setGroup(group)
                     .setStateMachine(new ApplyingStateMachine())
-                    .setProperties(Broker.serverProperties(config,
+                    .setProperties(RaftSettings.serverProperties(config,
                         new InetSocketAddress(raft.getHostString(), raft.getPort())))
-                    .setParameters(Broker.raftTlsParameters(tls, true))
+                    .setParameters(RaftSettings.raftTlsParameters(tls, true))
                     .setOption(RaftStorage.StartupOption.FORMAT)
                     .build();
                 server.start();
