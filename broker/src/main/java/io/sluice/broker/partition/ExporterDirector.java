@@ -1,12 +1,8 @@
 package io.sluice.broker.partition;
 
 import io.sluice.broker.exporter.CommittedRecordBatch;
-import io.sluice.broker.exporter.CommittedRecordView;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
-import io.sluice.exporter.spi.Exporter;
-import io.sluice.exporter.spi.ExporterContext;
-import io.sluice.exporter.spi.ExporterController;
 import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.codecs.ExportingState;
 import org.slf4j.Logger;
@@ -24,7 +20,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 
 /**
@@ -45,7 +40,6 @@ import java.util.function.BiFunction;
 public final class ExporterDirector
 {
     private static final Logger LOG = LoggerFactory.getLogger(ExporterDirector.class);
-    private static final int BATCH_RECORDS = 512;
     /**
      * Safety-net poll: new records and a resume wake the director at once ({@link #wakeUp()}), so the poll
      * only paces retries (50 ms and up), buffering exporters' flushes (their delays are in seconds) and position
@@ -53,7 +47,6 @@ public final class ExporterDirector
      * ({@code bash qa/bench.sh idle}).
      */
     private static final long IDLE_DELAY_MS = 100;
-    private static final long MIN_BACKOFF_MS = 50;
 
     private final int brokerId;
     private final int partitionId;
@@ -68,7 +61,7 @@ public final class ExporterDirector
     private final java.util.function.LongSupplier leaderTerm;
 
     /** Copy-on-write so status reads never wait for a running export. */
-    private final List<Container> containers = new CopyOnWriteArrayList<>();
+    private final List<ExporterContainer> containers = new CopyOnWriteArrayList<>();
     private final CommittedRecordBatch batch;
     private ScheduledFuture<?> task;
     private final AtomicBoolean wakeUpPending = new AtomicBoolean();
@@ -118,7 +111,7 @@ public final class ExporterDirector
         term = leaderTerm;
         for (final ExporterConfig config : configs.values())
         {
-            containers.add(new Container(config));
+            containers.add(new ExporterContainer(this, config));
         }
         active = true;
         LOG.info("partition {} on broker {}: exporters {} start in term {} (state {})",
@@ -184,11 +177,53 @@ public final class ExporterDirector
         return active;
     }
 
+    /** Whether this replica still leads the term the exporters run for (an export in flight ends when not). */
+    boolean leadsItsTerm()
+    {
+        return leaderTerm.getAsLong() == term;
+    }
+
+    int partitionId()
+    {
+        return partitionId;
+    }
+
+    int brokerId()
+    {
+        return brokerId;
+    }
+
+    PartitionState state()
+    {
+        return state;
+    }
+
+    ExportingView exporting()
+    {
+        return exporting;
+    }
+
+    ExporterRegistry registry()
+    {
+        return registry;
+    }
+
+    Path dataDir()
+    {
+        return dataDir;
+    }
+
+    /** The records a container is exporting now: one batch for the director, whose containers run one at a time. */
+    CommittedRecordBatch batch()
+    {
+        return batch;
+    }
+
     /** What each exporter of this term has done so far; empty when the director is not running. Any thread. */
     public List<ExporterStatus> exporterStatuses()
     {
         final List<ExporterStatus> statuses = new ArrayList<>();
-        for (final Container container : containers)
+        for (final ExporterContainer container : containers)
         {
             final UnavailableRange range = container.unavailableRange();
             statuses.add(new ExporterStatus(container.config.id(), container.config.type(),
@@ -207,7 +242,7 @@ public final class ExporterDirector
             task.cancel(false);
             task = null;
         }
-        for (final Container container : containers)
+        for (final ExporterContainer container : containers)
         {
             container.close();
         }
@@ -234,7 +269,7 @@ public final class ExporterDirector
             final long nowMs = System.currentTimeMillis();
             if (exporting.state() != ExportingState.PAUSED)
             {
-                for (final Container container : containers)
+                for (final ExporterContainer container : containers)
                 {
                     container.work(nowMs);
                 }
@@ -255,7 +290,7 @@ public final class ExporterDirector
         }
         Map<String, Long> advanced = null;
         final Map<String, UnavailableRange> skipped = new HashMap<>();
-        for (final Container container : containers)
+        for (final ExporterContainer container : containers)
         {
             final long acked = container.acknowledged.get();
             final String id = container.config.id();
@@ -308,7 +343,7 @@ public final class ExporterDirector
                     ackInFlight = false;
                     if (e == null)
                     {
-                        for (final Container container : containers)
+                        for (final ExporterContainer container : containers)
                         {
                             if (container.pendingSkip != null && container.pendingSkip.equals(skipped.get(container.config.id())))
                             {
@@ -324,223 +359,5 @@ public final class ExporterDirector
                     partitionId, brokerId, e.toString());
             }
         });
-    }
-
-    /** One exporter instance of this leadership term. */
-    private final class Container implements ExporterController
-    {
-        private final ExporterConfig config;
-        private final AtomicLong acknowledged = new AtomicLong();
-        private final AtomicLong deadLetters = new AtomicLong();
-        private final AtomicLong sinkWrites = new AtomicLong();
-        private final AtomicLong sinkWriteNanos = new AtomicLong();
-        private final long maxBackoffMs;
-        private Exporter exporter;
-        private boolean opened;
-        private long nextPosition;
-        private long retryAtMs;
-        private long backoffMs;
-        private int failures;
-        private boolean flushPending;
-        private volatile long totalFailures;
-        /** Read by status requests on other threads. */
-        private volatile boolean retrying;
-        private volatile String lastError;
-        /** The compacted range this term moved past, until its positions entry committed; the director's thread. */
-        private volatile UnavailableRange pendingSkip;
-        /** Started from latest with no replicated position: the start is replicated even before any record. */
-        private final boolean mustRecordStart;
-
-        Container(final ExporterConfig config)
-        {
-            this.config = config;
-            this.maxBackoffMs = ExporterRegistry.maxBackoffMs(config);
-            this.backoffMs = Math.min(MIN_BACKOFF_MS, maxBackoffMs);
-            long start = state.exporterPosition(config.id());
-            final boolean fresh = !state.hasExporterPosition(config.id());
-            if (fresh && config.startFrom() == ExporterConfig.StartFrom.LATEST)
-            {
-                start = state.lastPosition();
-                LOG.info("partition {} on broker {}: exporter {} is new here and starts from latest: after position {}",
-                    partitionId, brokerId, config.id(), start);
-            }
-            this.mustRecordStart = fresh && config.startFrom() == ExporterConfig.StartFrom.LATEST;
-            this.acknowledged.set(start);
-            this.nextPosition = start + 1;
-        }
-
-        /** The range shown in the view: the one moved past in this term until replicated, then the replicated one. */
-        UnavailableRange unavailableRange()
-        {
-            final UnavailableRange replicated = state.unavailableRange(config.id());
-            final UnavailableRange pending = pendingSkip;
-            return pending == null ? replicated : replicated == null ? pending : replicated.merge(pending);
-        }
-
-        /**
-         * When the next record was compacted away (the exporter is new here, renamed, re-added after its position
-         * went, or its position fell behind by any other cause), moves to the first record the log still holds
-         * instead of retrying forever, and says so: once in a WARN line, and in the view until replicated, then in
-         * the replicated state. Its acknowledged position moves with it, so it never holds compaction back.
-         */
-        private void skipCompacted()
-        {
-            final long firstHeld = state.recordLog().firstPosition();
-            if (nextPosition >= firstHeld)
-            {
-                return;
-            }
-            final UnavailableRange range = new UnavailableRange(nextPosition, firstHeld - 1);
-            LOG.warn("partition {} on broker {}: exporter {} can never export positions {}: they were compacted " +
-                    "before it got there (new, renamed or re-added exporter); it goes on from position {}, the " +
-                    "oldest the partition holds", partitionId, brokerId, config.id(), range, firstHeld);
-            pendingSkip = pendingSkip == null ? range : pendingSkip.merge(range);
-            acknowledged.accumulateAndGet(firstHeld - 1, Math::max);
-            nextPosition = firstHeld;
-        }
-
-        @Override
-        public void acknowledge(final long position)
-        {
-            acknowledged.accumulateAndGet(position, Math::max);
-        }
-
-        @Override
-        public void sinkWriteCompleted(final int records, final long latencyNanos)
-        {
-            sinkWrites.incrementAndGet();
-            sinkWriteNanos.addAndGet(latencyNanos);
-        }
-
-        @Override
-        public void deadLettered(final int records)
-        {
-            deadLetters.addAndGet(records);
-        }
-
-        void work(final long nowMs)
-        {
-            if (nowMs < retryAtMs)
-            {
-                return;
-            }
-            try
-            {
-                if (!opened)
-                {
-                    exporter = registry.create(config);
-                    exporter.configure(new ExporterContext(config.id(), partitionId, brokerId, dataDir,
-                        config.exporterProperties()));
-                    exporter.open(this);
-                    opened = true;
-                }
-                if (!flushPending)
-                {
-                    exportAvailable();
-                }
-                flush();
-                if (failures > 0)
-                {
-                    LOG.info("partition {} on broker {}: exporter {} recovered after {} failures",
-                        partitionId, brokerId, config.id(), failures);
-                }
-                failures = 0;
-                retrying = false;
-                lastError = null;
-                backoffMs = Math.min(MIN_BACKOFF_MS, maxBackoffMs);
-            }
-            catch (final Exception e)
-            {
-                failures++;
-                totalFailures++;
-                lastError = String.valueOf(e.getMessage() == null ? e : e.getMessage());
-                retrying = true;
-                // Full jitter over the upper half, so the exporters of many partitions do not retry in step.
-                final long delayMs = backoffMs / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1);
-                retryAtMs = nowMs + delayMs;
-                if (failures == 1 || failures % 20 == 0)
-                {
-                    LOG.warn("partition {} on broker {}: exporter {} failed at position {} ({} failures), retrying in {} ms",
-                        partitionId, brokerId, config.id(), nextPosition, failures, delayMs, e);
-                }
-                backoffMs = Math.min(maxBackoffMs, backoffMs * 2);
-            }
-        }
-
-        /**
-         * Lets a buffering exporter send what is due, under the export gate like every export, so nothing reaches
-         * the sink once a pause is applied; a failed flush is retried before any further record is handed over.
-         */
-        private void flush() throws Exception
-        {
-            exporting.gate().enter();
-            try
-            {
-                if (!active || exporting.state() == ExportingState.PAUSED)
-                {
-                    return;
-                }
-                flushPending = true;
-                exporter.flush();
-                flushPending = false;
-            }
-            finally
-            {
-                exporting.gate().exit();
-            }
-        }
-
-        private void exportAvailable() throws Exception
-        {
-            while (active)
-            {
-                // After a reset to latest the replicated position jumps past the backfilled range: follow it.
-                nextPosition = Math.max(nextPosition, state.exporterPosition(config.id()) + 1);
-                skipCompacted();
-                batch.clear();
-                final int read = state.recordLog().read(nextPosition, BATCH_RECORDS, batch);
-                if (read == 0)
-                {
-                    return;
-                }
-                for (int i = 0; i < read; i++)
-                {
-                    final CommittedRecordView record = batch.select(i);
-                    exporting.gate().enter();
-                    try
-                    {
-                        if (!active || exporting.state() == ExportingState.PAUSED ||
-                            leaderTerm.getAsLong() != term)
-                        {
-                            return;
-                        }
-                        exporter.export(record);
-                    }
-                    finally
-                    {
-                        exporting.gate().exit();
-                    }
-                    nextPosition = record.position() + 1;
-                }
-            }
-        }
-
-        void close()
-        {
-            if (exporter != null && opened)
-            {
-                try
-                {
-                    exporter.close();
-                }
-                catch (final Exception e)
-                {
-                    LOG.warn("partition {} on broker {}: exporter {} failed to close", partitionId, brokerId,
-                        config.id(), e);
-                }
-            }
-            exporter = null;
-            opened = false;
-        }
     }
 }
