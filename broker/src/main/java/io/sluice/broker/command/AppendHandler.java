@@ -2,8 +2,8 @@ package io.sluice.broker.command;
 
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.log.codecs.RecordBodyEncoder;
-import io.sluice.broker.partition.AppendBatcher;
-import io.sluice.broker.partition.AppendEntries;
+import io.sluice.broker.append.AppendBatcher;
+import io.sluice.broker.append.AppendEntries;
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.codecs.AppendRequestDecoder;
 import io.sluice.protocol.codecs.ErrorCode;

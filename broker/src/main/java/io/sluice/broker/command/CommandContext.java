@@ -7,7 +7,7 @@ import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.disk.DiskGuard;
 import io.sluice.broker.partition.Partition;
-import io.sluice.broker.partition.PartitionException;
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.concurrent.Futures;

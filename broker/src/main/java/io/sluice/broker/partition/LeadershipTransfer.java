@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.raft.RaftPeers;
 import io.sluice.broker.raft.TransferRetries;
 import io.sluice.protocol.codecs.ErrorCode;

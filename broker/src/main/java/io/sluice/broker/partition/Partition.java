@@ -1,5 +1,10 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.errors.PartitionException;
+import io.sluice.broker.append.AppendBatcher;
+import io.sluice.broker.append.AppendEntries;
+import io.sluice.broker.append.AppendOutcomes;
+import io.sluice.broker.append.AppendPositions;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.PartitionBackfills;

@@ -1,11 +1,15 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.append.AppendEntries;
+import io.sluice.broker.append.AppendApplier;
+import io.sluice.broker.append.AppendIdempotency;
+import io.sluice.broker.append.AppendReplies;
+import io.sluice.broker.append.EntryBytes;
 import io.sluice.broker.backfill.BackfillCodecException;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
 import io.sluice.broker.log.SegmentSpace;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
-import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillAttemptStartedEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillCancelEntryDecoder;
@@ -61,7 +65,7 @@ public final class PartitionState implements PartitionBackfills.StateView
     }
 
     /** The reply of an entry that answers nothing. */
-    static final byte[] NO_REPLY = new byte[0];
+    static final byte[] NO_REPLY = AppendReplies.NO_REPLY;
 
     private static final Logger LOG = LoggerFactory.getLogger(PartitionState.class);
 
@@ -78,18 +82,15 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
     private final AppendIdempotency idempotency;
-    private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
     /** The entry being applied, in the pieces Ratis holds it in; views of it end with the apply. */
     private final EntryBytes entryBytes = new EntryBytes();
-    private final AppendEntries.Reader appendReader = new AppendEntries.Reader();
+    private final AppendApplier appends;
     private final UnsafeBuffer entryView = new UnsafeBuffer(0, 0);
     private final ExpandableArrayBuffer entryScratch = new ExpandableArrayBuffer(0);
 
     private volatile RecordLog log;
     /** How the record log reserves disk space; set before the state machine starts (the broker's disk guard). */
     private volatile SegmentSpace segmentSpace = SegmentSpace.zerosFailingFast();
-    /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
-    private long appliedPosition;
     private PartitionBackfills backfills;
 
     public PartitionState(
@@ -116,6 +117,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         this.segmentSizeBytes = segmentSizeBytes;
         this.listener = listener;
         this.idempotency = idempotency;
+        this.appends = new AppendApplier(brokerId, partitionId, idempotency,
+            (lastPosition) -> listener.onRecordsApplied(partitionId, lastPosition));
     }
 
     /** Wires the partition's backfills in; before the first {@link #restore} (it reads their snapshot). */
@@ -160,7 +163,7 @@ public final class PartitionState implements PartitionBackfills.StateView
         }
         log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex,
             segmentSpace);
-        appliedPosition = lastPosition;
+        appends.restart(lastPosition);
     }
 
     /**
@@ -277,13 +280,13 @@ public final class PartitionState implements PartitionBackfills.StateView
         final int version = headerDecoder.version();
         final int templateId = headerDecoder.templateId();
         // An append entry is read piece by piece; the other entries are small and proposed in one piece: a view.
-        final DirectBuffer buffer = templateId == AppendEntryDecoder.TEMPLATE_ID ||
-            templateId == IdempotentAppendEntryDecoder.TEMPLATE_ID ? null :
+        final DirectBuffer buffer = AppendApplier.isAppend(templateId) ? null :
             entry.view(entryView, 0, entry.length(), entryScratch);
         switch (headerDecoder.templateId())
         {
             case AppendEntryDecoder.TEMPLATE_ID:
-                return onAppend(index, appendReader.wrap(entry, templateId, blockLength, version));
+            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
+                return appends.apply(log, index, entry, templateId, blockLength, version);
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
                 return NO_REPLY;
@@ -294,9 +297,6 @@ public final class PartitionState implements PartitionBackfills.StateView
             case BackfillCancelEntryDecoder.TEMPLATE_ID:
                 onBackfill(index, buffer);
                 return NO_REPLY;
-            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
-                appendReader.wrap(entry, templateId, blockLength, version);
-                return onIdempotentAppend(index);
             default:
                 throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
         }
@@ -305,7 +305,7 @@ public final class PartitionState implements PartitionBackfills.StateView
     /** Drops every view of the entry just applied: they reach into Ratis's buffers. */
     private void releaseEntry()
     {
-        appendReader.release();
+        appends.release();
         entryView.wrap(0, 0);
         entryBytes.release();
     }
@@ -323,150 +323,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     public long entriesAppliedInPieces()
     {
         return entryBytes.entriesInPieces();
-    }
-
-    /**
-     * Applies client batches without ids: every record at the next position, written into the log from the entry's
-     * own bytes (a record's one copy there is into the segment).
-     */
-    private byte[] onAppend(final long index, final int batchCount) throws IOException
-    {
-        final RecordLog log = this.log;
-        final long firstPosition = appliedPosition + 1;
-        final long held = log.lastPosition();
-        long position = firstPosition;
-        boolean written = false;
-        for (int b = 0; b < batchCount; b++)
-        {
-            appendReader.nextBatch();
-            final int count = appendReader.recordCount();
-            if (position + count - 1 > held)
-            {
-                if (!written)
-                {
-                    checkAppliedPosition(log, firstPosition, held);
-                }
-                written |= writeRecords(log, index, position, held);
-            }
-            position += count;
-        }
-        final int count = (int)(position - firstPosition);
-        appliedPosition += count;
-        if (!written)
-        {
-            // Applied again after a restart: the records are already in the log.
-            return NO_REPLY;
-        }
-        log.flushWrites();
-        listener.onRecordsApplied(partitionId, log.lastPosition());
-        return AppendReplies.appendResult(firstPosition, count);
-    }
-
-    /**
-     * Writes the current batch's records whose positions (the first is {@code position}) the log does not hold yet;
-     * returns whether it wrote any.
-     */
-    private boolean writeRecords(final RecordLog log, final long index, final long firstPosition, final long held)
-        throws IOException
-    {
-        final AppendEntries.Reader reader = appendReader;
-        final int count = reader.recordCount();
-        boolean written = false;
-        for (int r = 0; r < count; r++)
-        {
-            reader.nextRecord();
-            if (firstPosition + r > held)
-            {
-                log.append(index, reader.recordBuffer(), reader.recordOffset(), reader.recordLength(),
-                    reader.recordBlockLength(), reader.recordVersion());
-                written = true;
-            }
-        }
-        return written;
-    }
-
-    /**
-     * Applies client batches of which some carry an id: a batch whose id is remembered (and not expired on the
-     * replicated clock) appends nothing and answers the remembered positions, or CONFLICT when its request digest
-     * differs; any other batch appends and, with an id, is remembered from now on.
-     */
-    private byte[] onIdempotentAppend(final long index) throws IOException
-    {
-        final RecordLog log = this.log;
-        final AppendEntries.Reader reader = appendReader;
-        idempotency.advanceClock(reader.timestampMs());
-        final long nowMs = idempotency.clockMs();
-        final int batchCount = reader.batchCount();
-        batchesReply.start(batchCount);
-        final long firstPosition = appliedPosition + 1;
-        // Applied again after a restart with its records in the log already: positions are counted below, the ids
-        // remembered with them, and only records at positions the log does not hold are written.
-        final long held = log.lastPosition();
-        boolean written = false;
-        for (int b = 0; b < batchCount; b++)
-        {
-            reader.nextBatch();
-            final int recordCount = reader.recordCount();
-            final IdempotencyTable table = idempotency.table(reader.scope());
-            AppendOutcome outcome = AppendOutcome.APPENDED;
-            final long first = appliedPosition + 1;
-            long answeredFirst = first;
-            int count = recordCount;
-            if (table != null)
-            {
-                final int slot = table.find(reader.idHigh(), reader.idLow(), nowMs);
-                if (slot >= 0)
-                {
-                    outcome = table.digest(slot) == reader.bodyDigest() ? AppendOutcome.DUPLICATE : AppendOutcome.CONFLICT;
-                    answeredFirst = outcome == AppendOutcome.DUPLICATE ? table.firstPosition(slot) : -1;
-                    count = outcome == AppendOutcome.DUPLICATE ? table.count(slot) : 0;
-                }
-                else
-                {
-                    table.put(reader.idHigh(), reader.idLow(), reader.bodyDigest(), first, recordCount,
-                        nowMs + Math.max(0, reader.windowMs()));
-                }
-            }
-            if (outcome == AppendOutcome.APPENDED)
-            {
-                appliedPosition += recordCount;
-                if (appliedPosition > held)
-                {
-                    if (!written)
-                    {
-                        checkAppliedPosition(log, firstPosition, held);
-                    }
-                    written |= writeRecords(log, index, first, held);
-                }
-            }
-            batchesReply.add(answeredFirst, count, outcome);
-        }
-        if (written)
-        {
-            log.flushWrites();
-            listener.onRecordsApplied(partitionId, log.lastPosition());
-        }
-        return batchesReply.bytes();
-    }
-
-    /**
-     * Records are skipped by position, not by Raft index: a crash can leave only the first records of an entry
-     * in the log (a segment rolled inside the entry, or a torn write), and applied again the entry must write the
-     * rest rather than count the whole entry as held.
-     */
-    private void checkAppliedPosition(final RecordLog log, final long firstPosition, final long held)
-    {
-        if (firstPosition <= held)
-        {
-            LOG.info("partition {} on broker {}: the log holds positions {}..{} of an entry applied again, " +
-                "writing the rest of it", partitionId, brokerId, firstPosition, held);
-        }
-        else if (held + 1 != firstPosition)
-        {
-            // Cannot happen while replays count positions as first given; log it loudly rather than hide it.
-            LOG.error("partition {} on broker {}: applied positions expected {} next, the log has {} next",
-                partitionId, brokerId, firstPosition, log.lastPosition() + 1);
-        }
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.append.AppendOutcomes;
+import io.sluice.broker.append.AppendReplies;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.raft.ReplicatedStateAdapter;
 import org.apache.ratis.protocol.Message;

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.errors;
 
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.message.CodedFailure;

@@ -1,5 +1,6 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import org.agrona.BufferUtil;
@@ -139,7 +140,7 @@ class AppendBatcherTest
         final byte[] plain = AppendReplies.appendResult(5, 2);
         assertThat(AppendReplies.decode(java.util.Arrays.copyOf(plain, plain.length - 1))).isNull();
         assertThat(AppendReplies.decode(new byte[0])).isNull();
-        assertThat(AppendReplies.decode(PartitionState.NO_REPLY)).isNull();
+        assertThat(AppendReplies.decode(AppendReplies.NO_REPLY)).isNull();
         assertThatThrownBy(() -> AppendReplies.decode(whole).firstPosition(2)).isInstanceOf(IndexOutOfBoundsException.class);
     }
 

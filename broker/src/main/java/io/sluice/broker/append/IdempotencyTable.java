@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import io.sluice.broker.log.codecs.IdempotencySnapshotDecoder.ScopesDecoder.IdsDecoder;
 import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder.ScopesEncoder;
@@ -21,7 +21,7 @@ import org.agrona.collections.Long2LongHashMap;
  * <p>
  * Not thread-safe: used only on the state machine's apply thread (and by snapshots, on the same thread).
  */
-final class IdempotencyTable
+public final class IdempotencyTable
 {
     /** Bytes of ring storage per id: five longs and one int. */
     static final int RING_BYTES_PER_ENTRY = 5 * Long.BYTES + Integer.BYTES;

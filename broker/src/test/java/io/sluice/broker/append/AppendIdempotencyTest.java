@@ -1,5 +1,6 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
+import io.sluice.broker.partition.PartitionSnapshot;
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.log.codecs.IdempotencySnapshotEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backfill.BackfillEntry;
@@ -20,14 +20,14 @@ import java.util.List;
 import java.util.Map;
 
 /** Log entries as the broker proposes them, built with the generated encoders, for tests of the apply path. */
-final class PartitionEntries
+public final class PartitionEntries
 {
     private PartitionEntries()
     {
     }
 
     /** An {@code AppendEntry} of one batch of records whose keys and payloads are the given strings ("key=payload"). */
-    static UnsafeBuffer append(final String... records)
+    public static UnsafeBuffer append(final String... records)
     {
         return contiguous(AppendEntries.plainEntry(List.of(batch(null, 1_000, true, records))));
     }
@@ -36,7 +36,7 @@ final class PartitionEntries
      * A batch as the command API encodes one ({@link AppendEntries#newBatch}), of "key=payload" records under
      * {@code id} (null: none); timestamps count up from {@code firstTimestamp} when {@code counting}, else all equal it.
      */
-    static byte[] batch(final AppendBatcher.AppendId id, final long firstTimestamp, final boolean counting,
+    public static byte[] batch(final AppendBatcher.AppendId id, final long firstTimestamp, final boolean counting,
         final String... records)
     {
         long length = 0;
@@ -63,13 +63,13 @@ final class PartitionEntries
     }
 
     /** The entry's bytes in one buffer, as a follower or a replay applies them. */
-    static UnsafeBuffer contiguous(final ByteString entry)
+    public static UnsafeBuffer contiguous(final ByteString entry)
     {
         return new UnsafeBuffer(entry.toByteArray());
     }
 
     /** Every record of an append entry as "key=payload", in order, read the way the apply reads them. */
-    static List<String> records(final ByteString entry) throws IOException
+    public static List<String> records(final ByteString entry) throws IOException
     {
         final EntryBytes bytes = new EntryBytes().wrap(entry.asReadOnlyByteBufferList());
         final MessageHeaderDecoder header = new MessageHeaderDecoder()
@@ -100,7 +100,7 @@ final class PartitionEntries
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
-    static UnsafeBuffer exporterPositions(final Map<String, Long> positions)
+    public static UnsafeBuffer exporterPositions(final Map<String, Long> positions)
     {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(128);
         final ExporterPositionsEntryEncoder encoder = new ExporterPositionsEntryEncoder()
@@ -110,27 +110,27 @@ final class PartitionEntries
         return copy(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
-    static UnsafeBuffer backfill(final BackfillEntry entry)
+    public static UnsafeBuffer backfill(final BackfillEntry entry)
     {
         return new UnsafeBuffer(BackfillMessages.encode(entry));
     }
 
     /** One client batch of an {@code IdempotentAppendEntry}: its id (scope NONE: none) and "key=payload" records. */
-    record Batch(IdempotencyScope scope, long idHigh, long idLow, long bodyDigest, long windowMs, String... records)
+    public record Batch(IdempotencyScope scope, long idHigh, long idLow, long bodyDigest, long windowMs, String... records)
     {
-        static Batch withoutId(final String... records)
+        public static Batch withoutId(final String... records)
         {
             return new Batch(IdempotencyScope.NONE, 0, 0, 0, 0, records);
         }
     }
 
-    static UnsafeBuffer idempotentAppend(final long timestampMs, final Batch... batches)
+    public static UnsafeBuffer idempotentAppend(final long timestampMs, final Batch... batches)
     {
         return contiguous(idempotentEntry(timestampMs, batches));
     }
 
     /** An {@code IdempotentAppendEntry} as the leader proposes it: a rope over the batches' own arrays. */
-    static ByteString idempotentEntry(final long timestampMs, final Batch... batches)
+    public static ByteString idempotentEntry(final long timestampMs, final Batch... batches)
     {
         final List<byte[]> encoded = new ArrayList<>();
         for (final Batch batch : batches)
@@ -143,7 +143,7 @@ final class PartitionEntries
     }
 
     /** Every record of the log as "position:key=payload", in position order. */
-    static List<String> records(final RecordLog log) throws IOException
+    public static List<String> records(final RecordLog log) throws IOException
     {
         final List<String> read = new ArrayList<>();
         long from = log.firstPosition();

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import io.sluice.broker.log.codecs.IdempotencyScope;
 import io.sluice.broker.log.codecs.IdempotencySnapshotDecoder;
@@ -40,7 +40,7 @@ public final class AppendIdempotency
         this(MAX_CLIENT_KEYS, MAX_GATEWAY_IDS);
     }
 
-    AppendIdempotency(final int maxClientKeys, final int maxGatewayIds)
+    public AppendIdempotency(final int maxClientKeys, final int maxGatewayIds)
     {
         this.clientKeys = new IdempotencyTable(maxClientKeys);
         this.gatewayIds = new IdempotencyTable(maxGatewayIds);

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import io.sluice.broker.log.codecs.RecordBodyEncoder;
 import io.sluice.protocol.message.AppendLimits;

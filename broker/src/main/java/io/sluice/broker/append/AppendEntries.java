@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import io.sluice.broker.log.codecs.AppendBatchDecoder;
 import io.sluice.broker.log.codecs.AppendBatchEncoder;
@@ -159,7 +159,7 @@ public final class AppendEntries
      * (or none, to skip the batch). Not thread-safe: one per partition state, on the apply thread; the views are
      * valid until the next call.
      */
-    static final class Reader
+    public static final class Reader
     {
         private final MessageHeaderDecoder header = new MessageHeaderDecoder();
         private final AppendEntryDecoder plain = new AppendEntryDecoder();

@@ -1,5 +1,6 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.log.codecs.AppendBatchDecoder;
 import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.IdempotencyScope;
@@ -45,7 +46,7 @@ public final class AppendBatcher
      *                  {@code AppendEntry}'s records, or one per batch of an {@code IdempotentAppendEntry}.
      * @param clockMs   the leader's clock, stamped on idempotent entries.
      */
-    AppendBatcher(final int partitionId, final Function<ByteString, CompletableFuture<AppendOutcomes>> submitter, final LongSupplier clockMs)
+    public AppendBatcher(final int partitionId, final Function<ByteString, CompletableFuture<AppendOutcomes>> submitter, final LongSupplier clockMs)
     {
         this.partitionId = partitionId;
         this.submitter = submitter;
@@ -67,7 +68,7 @@ public final class AppendBatcher
      * from now on; completes with its records' positions once committed, the remembered ones for an id already
      * applied, or fails with CONFLICT when the id came with another request digest.
      */
-    CompletableFuture<AppendPositions> append(final byte[] batch)
+    public CompletableFuture<AppendPositions> append(final byte[] batch)
     {
         final AppendBatchDecoder header = AppendEntries.batchHeader(batch);
         final Pending pending = new Pending(batch, header.recordCount(), header.scope() != IdempotencyScope.NONE,

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
@@ -19,7 +19,7 @@ import java.util.List;
  * Not thread-safe: one per partition state, on the apply thread (its two counters may be read from any thread). The
  * views reach into Ratis's buffers and must not be used after the apply of their entry ({@link #release}).
  */
-final class EntryBytes
+public final class EntryBytes
 {
     private UnsafeBuffer[] pieces = {new UnsafeBuffer(0, 0)};
     /** Offset in the entry of each piece's first byte; one more than the pieces: the entry's length last. */
@@ -30,7 +30,7 @@ final class EntryBytes
     private volatile long entriesInPieces;
 
     /** The entry in pieces, in order (each ByteBuffer's remaining bytes); the buffers are read, never moved. */
-    EntryBytes wrap(final List<ByteBuffer> buffers)
+    public EntryBytes wrap(final List<ByteBuffer> buffers)
     {
         ensurePieces(buffers.size());
         int length = 0;
@@ -51,7 +51,7 @@ final class EntryBytes
     }
 
     /** The entry in one buffer. */
-    EntryBytes wrap(final DirectBuffer buffer)
+    public EntryBytes wrap(final DirectBuffer buffer)
     {
         ensurePieces(1);
         pieces[0].wrap(buffer, 0, buffer.capacity());
@@ -61,13 +61,13 @@ final class EntryBytes
         return this;
     }
 
-    int length()
+    public int length()
     {
         return starts[pieceCount];
     }
 
     /** How many pieces the entry came in. */
-    int pieceCount()
+    public int pieceCount()
     {
         return pieceCount;
     }
@@ -78,7 +78,7 @@ final class EntryBytes
      *
      * @throws IOException when the range runs past the entry.
      */
-    DirectBuffer view(final UnsafeBuffer into, final int offset, final int length, final ExpandableArrayBuffer scratch)
+    public DirectBuffer view(final UnsafeBuffer into, final int offset, final int length, final ExpandableArrayBuffer scratch)
         throws IOException
     {
         if (offset < 0 || length < 0 || (long)offset + length > length())
@@ -109,19 +109,19 @@ final class EntryBytes
     }
 
     /** Bytes copied so far because a range crossed pieces: 0 for every entry this broker proposes. */
-    long gatheredBytes()
+    public long gatheredBytes()
     {
         return gatheredBytes;
     }
 
     /** Entries wrapped so far that came in more than one piece. */
-    long entriesInPieces()
+    public long entriesInPieces()
     {
         return entriesInPieces;
     }
 
     /** Lets go of the entry's buffers. */
-    void release()
+    public void release()
     {
         for (int i = 0; i < pieceCount; i++)
         {

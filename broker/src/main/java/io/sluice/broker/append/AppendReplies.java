@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 import io.sluice.broker.log.codecs.AppendBatchesResultDecoder;
 import io.sluice.broker.log.codecs.AppendBatchesResultEncoder;
@@ -14,8 +14,11 @@ import org.agrona.concurrent.UnsafeBuffer;
  * {@code AppendEntry}, an {@code AppendBatchesResult} for an {@code IdempotentAppendEntry}. The one owner of their
  * layout: the state machine writes them here, and the proposer reads them only as {@link AppendOutcomes}.
  */
-final class AppendReplies
+public final class AppendReplies
 {
+    /** The reply of an entry that answers nothing. */
+    public static final byte[] NO_REPLY = new byte[0];
+
     private AppendReplies()
     {
     }
@@ -34,7 +37,7 @@ final class AppendReplies
      * Writes one {@code AppendBatchesResult}, batch by batch in the entry's order. One per state (the apply thread);
      * each {@link #start} begins a new reply in fresh bytes, which Ratis then owns.
      */
-    static final class BatchesReply
+    public static final class BatchesReply
     {
         private final MessageHeaderEncoder header = new MessageHeaderEncoder();
         private final AppendBatchesResultEncoder encoder = new AppendBatchesResultEncoder();
@@ -66,7 +69,7 @@ final class AppendReplies
      * Decodes an append entry's reply ({@code AppendResult} or {@code AppendBatchesResult}) into a view over
      * {@code bytes}, which must not change afterwards; null when the reply is none of them or is cut short.
      */
-    static AppendOutcomes decode(final byte[] bytes)
+    public static AppendOutcomes decode(final byte[] bytes)
     {
         if (bytes.length < MessageHeaderDecoder.ENCODED_LENGTH)
         {

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.append;
 
 /**
  * What one client batch's append answers: the positions of its records, {@code firstPosition} to
