@@ -1,6 +1,6 @@
 package io.sluice.broker.control;
 
-import io.sluice.broker.partition.ExportingStates;
+import io.sluice.broker.exporting.ExportingStates;
 import io.sluice.broker.raft.GroupMember;
 import io.sluice.broker.raft.RaftPeers;
 import io.sluice.broker.raft.TransferRetries;

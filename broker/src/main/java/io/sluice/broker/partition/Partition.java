@@ -1,5 +1,9 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.exporting.ExporterDirector;
+import io.sluice.broker.exporting.ExportingStates;
+import io.sluice.broker.exporting.ExportingView;
+import io.sluice.broker.exporting.UnavailableRange;
 import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.append.AppendBatcher;
 import io.sluice.broker.append.AppendEntries;

@@ -1,5 +1,9 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.exporting.ExportedState;
+import io.sluice.broker.exporting.ExportGate;
+import io.sluice.broker.exporting.ExportingView;
+import io.sluice.broker.exporting.UnavailableRange;
 import io.sluice.broker.append.AppendEntries;
 import io.sluice.broker.append.AppendApplier;
 import io.sluice.broker.append.AppendIdempotency;
@@ -55,7 +59,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * and by a pause's answer ({@link ExportingView#awaitExportsStopped}), so once a pause is answered nothing is
  * exported; it is also held while a reset to latest moves an exporter's position.
  */
-public final class PartitionState implements PartitionBackfills.StateView
+public final class PartitionState implements PartitionBackfills.StateView, ExportedState
 {
     /** What the state tells its partition while applying; called on the apply thread: must not block. */
     public interface Listener

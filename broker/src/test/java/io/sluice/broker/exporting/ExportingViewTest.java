@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.exporting;
 
 import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.protocol.codecs.ExportingState;

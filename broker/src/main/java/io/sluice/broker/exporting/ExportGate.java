@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.exporting;
 
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.exporting;
 
 import io.sluice.broker.exporter.CommittedRecordBatch;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -50,7 +50,7 @@ public final class ExporterDirector
 
     private final int brokerId;
     private final int partitionId;
-    private final PartitionState state;
+    private final ExportedState state;
     private final ExportingView exporting;
     private final Map<String, ExporterConfig> configs;
     private final ExporterRegistry registry;
@@ -75,7 +75,7 @@ public final class ExporterDirector
     public ExporterDirector(
         final int brokerId,
         final int partitionId,
-        final PartitionState state,
+        final ExportedState state,
         final ExportingView exporting,
         final Map<String, ExporterConfig> configs,
         final ExporterRegistry registry,
@@ -193,7 +193,7 @@ public final class ExporterDirector
         return brokerId;
     }
 
-    PartitionState state()
+    ExportedState state()
     {
         return state;
     }

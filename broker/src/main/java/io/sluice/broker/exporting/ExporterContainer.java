@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.exporting;
 
 import io.sluice.broker.exporter.CommittedRecordBatch;
 import io.sluice.broker.exporter.CommittedRecordView;
@@ -30,7 +30,7 @@ final class ExporterContainer implements ExporterController
     private final ExporterDirector director;
     private final int partitionId;
     private final int brokerId;
-    private final PartitionState state;
+    private final ExportedState state;
     private final ExportingView exporting;
     final ExporterConfig config;
     final AtomicLong acknowledged = new AtomicLong();

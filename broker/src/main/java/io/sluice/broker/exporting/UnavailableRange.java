@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.exporting;
 
 /**
  * Positions {@code fromPosition..toPosition} (both included) of a partition that an exporter can never export: they
@@ -16,13 +16,13 @@ public record UnavailableRange(long fromPosition, long toPosition)
     }
 
     /** The range as a version 5 entry or snapshot carries it, or null when {@code from}/{@code to} say none. */
-    static UnavailableRange ofEncoded(final long from, final long to)
+    public static UnavailableRange ofEncoded(final long from, final long to)
     {
         return from >= 1 && to >= from ? new UnavailableRange(from, to) : null;
     }
 
     /** This range and {@code next} as one, when they touch or overlap; else {@code next}, the latest. */
-    UnavailableRange merge(final UnavailableRange next)
+    public UnavailableRange merge(final UnavailableRange next)
     {
         if (next.fromPosition <= toPosition + 1 && fromPosition <= next.toPosition + 1)
         {

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.exporting;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
