@@ -1,7 +1,7 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.partition.Partition;
-import io.sluice.broker.partition.RebalanceOutcome;
+import io.sluice.broker.leadership.RebalanceOutcome;
 import io.sluice.protocol.codecs.RebalanceRequestDecoder;
 import io.sluice.protocol.transport.ResponseChannel;
 

@@ -1,5 +1,11 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.leadership.FollowerSync;
+import io.sluice.broker.leadership.LeadershipTransfer;
+import io.sluice.broker.leadership.LocalWrites;
+import io.sluice.broker.leadership.Replica;
+import io.sluice.broker.leadership.RebalanceOutcome;
+import io.sluice.broker.errors.PartitionErrors;
 import io.sluice.broker.exporting.ExporterDirector;
 import io.sluice.broker.exporting.ExportingStates;
 import io.sluice.broker.exporting.ExportingView;
@@ -52,7 +58,7 @@ import java.util.concurrent.TimeUnit;
  * records). Its exporting state is the cluster control group's ({@link ExportingView}); pauses and resumes are the
  * control group's too. Thread-safe.
  */
-public final class Partition implements PartitionListener, AutoCloseable
+public final class Partition implements PartitionListener, Replica, AutoCloseable
 {
     private final int brokerId;
     private final int partitionId;
@@ -127,12 +133,14 @@ public final class Partition implements PartitionListener, AutoCloseable
         member.attach(server);
     }
 
+    @Override
     public int partitionId()
     {
         return partitionId;
     }
 
-    int brokerId()
+    @Override
+    public int brokerId()
     {
         return brokerId;
     }
@@ -143,17 +151,14 @@ public final class Partition implements PartitionListener, AutoCloseable
     }
 
     /** This replica's member of the partition's Raft group. */
-    GroupMember member()
+    @Override
+    public GroupMember member()
     {
         return member;
     }
 
-    PartitionErrors errors()
-    {
-        return errors;
-    }
-
-    LocalWrites writes()
+    @Override
+    public LocalWrites writes()
     {
         return writes;
     }
@@ -191,12 +196,26 @@ public final class Partition implements PartitionListener, AutoCloseable
         return followers;
     }
 
-    boolean isStopping()
+    @Override
+    public boolean isStopping()
     {
         return stopping;
     }
 
-    /** NOT_LEADER (with the known leader) when this replica does not lead the partition now, else null. */
+    @Override
+    public void stopExporting()
+    {
+        director.stop();
+        backfills.onLeadershipLost();
+    }
+
+    @Override
+    public void resumeExporting()
+    {
+        onLeaderReady(partitionId);
+    }
+
+    @Override
     public PartitionException notLeaderError()
     {
         final RaftServer.Division division = member.openDivision();
@@ -219,7 +238,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         return member.knownLeaderId();
     }
 
-    /** The broker that should lead this partition when it can: the first of the partition's placement. */
+    @Override
     public int preferredBrokerId()
     {
         return preferredBrokerId;

@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.raft.SnapshotFile;
 import io.sluice.broker.exporting.UnavailableRange;
 import io.sluice.broker.append.AppendIdempotency;
 import io.sluice.broker.backfill.BackfillMessages;

@@ -1,5 +1,6 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.leadership;
 
+import io.sluice.broker.errors.PartitionErrors;
 import io.sluice.broker.raft.GroupMember;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -20,14 +21,14 @@ import java.util.function.Consumer;
  * or fails NOT_LEADER naming the new leader, so the sender goes there at once. A new leader not ready yet is waited
  * for the same way. Only a hold outliving the wait fails UNAVAILABLE. Thread-safe.
  */
-final class LocalWrites
+public final class LocalWrites
 {
     /**
      * How long a proposal held by a leadership transfer or a stopping broker waits for it: a transfer to an in-sync
      * replica ends in well under a second, an attempt at {@link LeadershipTransfer#ATTEMPT}; callers' deadlines
      * bound it further.
      */
-    static final Duration HELD_WRITE_WAIT = Duration.ofSeconds(3);
+    public static final Duration HELD_WRITE_WAIT = Duration.ofSeconds(3);
     /** How long a write waits for a new leader to become ready before the leader-not-ready answer. */
     private static final long LEADER_READY_WAIT_MS = 1_000;
     private static final long LEADER_READY_POLL_MS = 5;
@@ -49,7 +50,7 @@ final class LocalWrites
      * @param stopping whether the broker stops (the hold is then for good, and says so).
      * @param onReply  told every reply to a local write (the stuck step-down guard reads them).
      */
-    LocalWrites(
+    public LocalWrites(
         final GroupMember member,
         final PartitionErrors errors,
         final BooleanSupplier stopping,
@@ -64,19 +65,19 @@ final class LocalWrites
     // ------------------------------------------------------------------------------------------- the hold
 
     /** Holds new writes (a transfer starts, or for good: the broker stops) or lets them go again. */
-    void hold(final boolean hold)
+    public void hold(final boolean hold)
     {
         holding = hold;
     }
 
     /** Wakes the writes waiting for the hold to change (it ended, the leader changed, the replica closed). */
-    void wakeHeld()
+    public void wakeHeld()
     {
         holdChange.getAndSet(new CompletableFuture<>()).complete(null);
     }
 
     /** Completes once no local write is in flight, or at {@code deadlineNanos}. */
-    CompletableFuture<Void> drained(final long deadlineNanos)
+    public CompletableFuture<Void> drained(final long deadlineNanos)
     {
         if (inFlight.get() == 0 || System.nanoTime() - deadlineNanos >= 0)
         {
@@ -111,7 +112,7 @@ final class LocalWrites
     // ------------------------------------------------------------------------------------------- proposals
 
     /** Proposes an entry in process, waiting out a hold or a leader not ready yet (see the class comment). */
-    CompletableFuture<RaftClientReply> submit(final Message message)
+    public CompletableFuture<RaftClientReply> submit(final Message message)
     {
         return submit(message, System.nanoTime() + HELD_WRITE_WAIT.toNanos());
     }

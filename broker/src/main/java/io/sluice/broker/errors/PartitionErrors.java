@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.errors;
 
 import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.raft.GroupMember;
@@ -8,14 +8,14 @@ import io.sluice.protocol.codecs.ErrorCode;
  * The failures of one partition replica, worded the same everywhere ("partition 3 on broker 1: not leader (leader is
  * 2)"), and how its Raft group's refusals read ({@link GroupMember.Refusals}).
  */
-record PartitionErrors(int partitionId, int brokerId) implements GroupMember.Refusals
+public record PartitionErrors(int partitionId, int brokerId) implements GroupMember.Refusals
 {
-    String replica()
+    public String replica()
     {
         return "partition " + partitionId + " on broker " + brokerId;
     }
 
-    PartitionException notLeader(final int leaderId)
+    public PartitionException notLeader(final int leaderId)
     {
         return new PartitionException(ErrorCode.NOT_LEADER, partitionId, leaderId, replica() + ": not leader (leader is " +
             (leaderId < 0 ? "unknown" : String.valueOf(leaderId)) + ")");

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.leadership;
 
 import io.sluice.broker.raft.RaftPeers;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
@@ -28,11 +28,11 @@ public final class FollowerSync
     static final long IN_SYNC_MAX_RPC_AGE_MS = 1_000;
     static final long IN_SYNC_MAX_LAG_ENTRIES = 64;
 
-    private final Partition partition;
+    private final Replica partition;
     private final int brokerId;
     private final int partitionId;
 
-    FollowerSync(final Partition partition)
+    public FollowerSync(final Replica partition)
     {
         this.partition = partition;
         this.brokerId = partition.brokerId();

@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.leadership;
 
 import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.raft.RaftPeers;
@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  * stops, and a leader that Ratis 3.2 leaves "stepping down" after a failed transfer is stepped down for good
  * ({@link #clearStuckStepDown}). Thread-safe.
  */
-final class LeadershipTransfer
+public final class LeadershipTransfer
 {
     private static final Logger LOG = LoggerFactory.getLogger(LeadershipTransfer.class);
     /** Longer than a transfer's first step (the transferee's election) takes, far shorter than clients wait. */
@@ -37,13 +37,13 @@ final class LeadershipTransfer
      * shutdown's handover): a transfer to a live, in-sync replica takes well under a second; a transferee that
      * declined the election, or died a moment ago while still looking in sync, fails the attempt at this bound.
      */
-    static final Duration ATTEMPT = Duration.ofSeconds(2);
+    public static final Duration ATTEMPT = Duration.ofSeconds(2);
     /** A requested rebalance is not tried again with less than this left of its timeout. */
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
     /** How long a transfer waits at most for proposed local writes to commit before it starts. */
     private static final long MAX_WRITE_DRAIN_MS = 200;
 
-    private final Partition partition;
+    private final Replica partition;
     private final FollowerSync followers;
     private final int brokerId;
     private final int partitionId;
@@ -58,7 +58,7 @@ final class LeadershipTransfer
      */
     private volatile long steppingDownRefusalSinceNanos;
     private volatile long steppingDownRefusalLastNanos;
-    LeadershipTransfer(final Partition partition, final FollowerSync followers)
+    public LeadershipTransfer(final Replica partition, final FollowerSync followers)
     {
         this.partition = partition;
         this.followers = followers;
@@ -67,12 +67,12 @@ final class LeadershipTransfer
     }
 
     /** The running transfer (completing with the leader after it, -1 when it failed), or null. */
-    CompletableFuture<Integer> running()
+    public CompletableFuture<Integer> running()
     {
         return transfer.get();
     }
 
-    boolean isRunning()
+    public boolean isRunning()
     {
         return transfer.get() != null;
     }
@@ -80,7 +80,7 @@ final class LeadershipTransfer
     // ------------------------------------------------------------------------------------------- stuck step-down
 
     /** A new leader was elected: whatever refused writes before says nothing about this term. */
-    void onLeaderChanged()
+    public void onLeaderChanged()
     {
         steppingDownRefusalSinceNanos = 0;
     }
@@ -94,7 +94,7 @@ final class LeadershipTransfer
      * itself for peer priorities), this leader steps down and its replicas elect a leader again, possibly this
      * one, within an election timeout. Called by the periodic leadership check while no transfer runs.
      */
-    void clearStuckStepDown(final RaftServer.Division division)
+    public void clearStuckStepDown(final RaftServer.Division division)
     {
         final long since = steppingDownRefusalSinceNanos;
         if (since == 0)
@@ -114,7 +114,7 @@ final class LeadershipTransfer
     }
 
     /** Notes how a local write ended, for {@link #clearStuckStepDown}. */
-    void noteWriteOutcome(final RaftClientReply reply)
+    public void noteWriteOutcome(final RaftClientReply reply)
     {
         if (reply.getException() instanceof LeaderSteppingDownException)
         {
@@ -139,7 +139,7 @@ final class LeadershipTransfer
      * where the leadership is afterwards and, unless that is the preferred broker, why. Fails with NOT_LEADER
      * (naming the known leader) when this replica does not lead.
      */
-    CompletableFuture<RebalanceOutcome> rebalance(final Duration timeout)
+    public CompletableFuture<RebalanceOutcome> rebalance(final Duration timeout)
     {
         final PartitionException notLeader = partition.notLeaderError();
         if (notLeader != null)
@@ -185,7 +185,7 @@ final class LeadershipTransfer
                 final TransferRetries.Attempted last = outcome.last();
                 if (last == null)
                 {
-                    return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
+                    return new RebalanceOutcome(partitionId, preferredBrokerId, partition.member().knownLeaderId(),
                         "the timeout of " + timeout.toMillis() + " ms passed before a transfer started");
                 }
                 if (last.succeeded())
@@ -193,7 +193,7 @@ final class LeadershipTransfer
                     return new RebalanceOutcome(partitionId, preferredBrokerId, last.leader(),
                         last.leader() == preferredBrokerId ? null : "the leadership went to broker " + last.leader());
                 }
-                return new RebalanceOutcome(partitionId, preferredBrokerId, partition.knownLeaderId(),
+                return new RebalanceOutcome(partitionId, preferredBrokerId, partition.member().knownLeaderId(),
                     last.failure().getMessage());
             });
     }
@@ -202,7 +202,7 @@ final class LeadershipTransfer
      * One attempt of a transfer that is tried again within a bound: {@link #transferLeadership} for at most
      * {@link #ATTEMPT}, and never longer than the {@code remainingNanos} of the bound (at least 1 ms).
      */
-    CompletableFuture<Integer> attempt(final int targetBrokerId, final long remainingNanos)
+    public CompletableFuture<Integer> attempt(final int targetBrokerId, final long remainingNanos)
     {
         return transferLeadership(targetBrokerId, Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1),
             Math.min(remainingNanos, ATTEMPT.toNanos()))));
@@ -215,7 +215,7 @@ final class LeadershipTransfer
      * replica still leads, they start again. Fails with {@link PartitionException}: NOT_LEADER when this replica
      * does not lead, CONFLICT when a transfer is already running, UNAVAILABLE when the transfer failed.
      */
-    CompletableFuture<Integer> transferLeadership(final int targetBrokerId, final Duration timeout)
+    public CompletableFuture<Integer> transferLeadership(final int targetBrokerId, final Duration timeout)
     {
         final PartitionException notLeader = partition.notLeaderError();
         if (notLeader != null)
@@ -233,8 +233,7 @@ final class LeadershipTransfer
             return CompletableFuture.failedFuture(new PartitionException(ErrorCode.CONFLICT, partitionId, brokerId,
                 "partition " + partitionId + " on broker " + brokerId + ": a leadership transfer is already running"));
         }
-        partition.director().stop();
-        partition.backfills().onLeadershipLost();
+        partition.stopExporting();
         // Ratis fails a transfer for good (see clearStuckStepDown) when the leader's log grows while it compares
         // it with the transferee's; so local writes wait out the transfer (then go on here or to the new leader, see
         // LocalWrites) and the ones already proposed commit first.
@@ -267,7 +266,7 @@ final class LeadershipTransfer
                 }
                 else if (leads && !partition.isStopping())
                 {
-                    partition.onLeaderReady(partitionId);
+                    partition.resumeExporting();
                 }
                 throw new PartitionException(ErrorCode.UNAVAILABLE, partitionId, leader,
                     "partition " + partitionId + ": leadership transfer from broker " + brokerId + " to broker " +

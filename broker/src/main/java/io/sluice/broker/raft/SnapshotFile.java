@@ -1,4 +1,4 @@
-package io.sluice.broker.partition;
+package io.sluice.broker.raft;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
