@@ -46,6 +46,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * barrier does not commit, so a broker that starts then exports nothing, and nothing new is paused or resumed.
  * <p>
  * Thread-safe.
+ * <p>
+ * Why a little over 450 lines: besides the Raft member it holds the replica's catching up and the lease expiry,
+ * both small state machines over the same member and scheduler.
  */
 public final class ControlGroup implements ExportingStates, AutoCloseable
 {

@@ -57,6 +57,10 @@ import java.util.concurrent.TimeUnit;
  * {@link FollowerSync} (whom a leadership can go to) and {@link StateEntries} (the entries it proposes besides
  * records). Its exporting state is the cluster control group's ({@link ExportingView}); pauses and resumes are the
  * control group's too. Thread-safe.
+ * <p>
+ * Why a little over 450 lines: it composes the replica's parts (Raft member, state machine, append path, exporting,
+ * leadership, backfills) and is the one entry point the command API and the broker call; each part's logic lives in
+ * its own package.
  */
 public final class Partition implements PartitionListener, Replica, AutoCloseable
 {

@@ -58,6 +58,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * getters are safe from any thread. {@link #exportGate()} is held around every export (director and backfills)
  * and by a pause's answer ({@link ExportingView#awaitExportsStopped}), so once a pause is answered nothing is
  * exported; it is also held while a reset to latest moves an exporter's position.
+ * <p>
+ * Why a little over 450 lines: it is the replicated state's one apply path (one dispatch on the template id) and its
+ * snapshot mirror; the append entries' apply is {@link io.sluice.broker.append.AppendApplier}'s, the backfills'
+ * {@link PartitionBackfills}'.
  */
 public final class PartitionState implements PartitionBackfills.StateView, ExportedState
 {
