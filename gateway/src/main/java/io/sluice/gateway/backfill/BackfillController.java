@@ -2,7 +2,7 @@ package io.sluice.gateway.backfill;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.sluice.gateway.management.ManagementController;
-import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.web.ManagementErrorBody;
 import io.sluice.gateway.management.ManagementErrorHandler;
 import io.sluice.gateway.management.ManagementException;
 import io.sluice.protocol.concurrent.Futures;

@@ -1,17 +1,12 @@
 package io.sluice.gateway.backfill;
 
-import io.sluice.gateway.broker.BrokerErrorException;
-import io.sluice.gateway.broker.BrokerFailure;
+import io.sluice.gateway.backfill.LeaderFanOut.PartitionAnswer;
 import io.sluice.gateway.management.ManagementException;
 import io.sluice.gateway.topology.ClusterTopology;
-import io.sluice.protocol.backfill.BackfillRanges;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
-import io.sluice.protocol.cluster.PartitionReplica;
-import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.BackfillClaimAction;
 import io.sluice.protocol.codecs.BackfillClaimOutcome;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.message.AdminLimits;
 import org.slf4j.Logger;
@@ -25,24 +20,20 @@ import org.springframework.stereotype.Service;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 
 /**
- * Reset an exporter to the latest positions and backfill the skipped ranges (issue 6): validation, planning,
- * the exporter's claim in the cluster control group, the fan-out of one BackfillRequest per partition leader, and
- * the backfill views put together from every leader's tasks and the control group's empty backfills.
+ * Reset an exporter to the latest positions and backfill the skipped ranges (issue 6), and the backfill views put
+ * together from every leader's tasks and the control group's empty backfills. This class orders the steps; the checks
+ * and the plan are {@link BackfillPlanner}'s, the claim and the empty backfills {@link BackfillClaims}' (the control
+ * group), and asking the partitions' leaders, following leaders that move, {@link LeaderFanOut}'s.
  * <p>
  * Everything is validated before anything changes, in this order: the task count (400), the exporter (404), a
  * backfill of the exporter still running on some partition (409), a reachable leader for every partition and a
@@ -73,17 +64,14 @@ public class BackfillService
     public static final String MAX_TASKS_SETTING = "sluice.backfill.max-tasks";
     public static final int DEFAULT_MAX_TASKS = 64;
     private static final Logger LOG = LoggerFactory.getLogger(BackfillService.class);
-    /** The first wait before asking again a partition whose leader is moving; doubled up to the max. */
-    static final Duration NOT_LEADER_BACKOFF = Duration.ofMillis(25);
-    static final Duration NOT_LEADER_BACKOFF_MAX = Duration.ofMillis(400);
-    /** How often a start or cancel looks at the topology again while a partition shows no leader. */
-    private static final Duration LEADER_POLL = Duration.ofMillis(50);
 
-    private final ClusterTopology topology;
     private final BackfillClient client;
     private final int maxTasks;
     private final Duration requestTimeout;
     private final Clock clock;
+    private final BackfillPlanner planner;
+    private final LeaderFanOut fanOut;
+    private final BackfillClaims claims;
 
     @Autowired
     public BackfillService(
@@ -108,11 +96,13 @@ public class BackfillService
             throw new InvalidClusterConfigException(MAX_TASKS_SETTING, "must be from 1 to " +
                 AdminLimits.MAX_BACKFILL_TASKS + " (the brokers refuse more tasks), was " + maxTasks);
         }
-        this.topology = topology;
         this.client = client;
         this.maxTasks = maxTasks;
         this.requestTimeout = requestTimeout;
         this.clock = clock;
+        this.planner = new BackfillPlanner(topology, maxTasks);
+        this.fanOut = new LeaderFanOut(topology, requestTimeout);
+        this.claims = new BackfillClaims(topology, client, requestTimeout);
     }
 
     public int maxTasks()
@@ -148,12 +138,10 @@ public class BackfillService
         final String exporterId, final String backfillTaskCount, final boolean dryRun)
     {
         final OptionalInt requested;
-        final Map<Integer, Integer> leaders;
         try
         {
-            requested = parseTaskCount(backfillTaskCount);
-            checkExporterKnown(exporterId);
-            leaders = awaitLeaders();
+            requested = planner.parseTaskCount(backfillTaskCount);
+            planner.checkExporterKnown(exporterId);
         }
         catch (final ManagementException e)
         {
@@ -161,256 +149,20 @@ public class BackfillService
         }
         // The claim is read before the partitions are checked: a STARTED claim seen then had registered every task
         // of its backfill, so the check below saw them all, and the compare-and-set may replace it.
-        return readControl().thenCompose(control -> statusOfEveryPartition(leaders, "").thenApply(answers ->
+        return fanOut.awaitLeaders().thenCompose(leaders -> claims.read().thenCompose(control ->
+            statusOfEveryPartition(leaders, "").thenApply(answers ->
         {
             // 409 before 503: the exporter's unfinished backfills first.
-            checkNoneRunning(exporterId, answers);
+            BackfillPlanner.checkNoneRunning(exporterId, answers);
             final ControlBackfills backfills = control.orElseThrow("exporter '" + exporterId + "' cannot be reset");
             final ControlBackfills.Claim seen = backfills.claimOf(exporterId).orElse(null);
             if (dryRun && seen != null && seen.isBeingStarted(backfills.nowMs()))
             {
-                throw beingStarted(exporterId, seen, backfills.nowMs());
+                throw BackfillPlanner.beingStarted(exporterId, seen, backfills.nowMs());
             }
-            checkEveryPartitionLed(leaders, answers);
-            return new Checked(plan(exporterId, requested, leaders, dryRun), seen);
-        }));
-    }
-
-    private static ManagementException beingStarted(
-        final String exporterId, final ControlBackfills.Claim claim, final long nowMs)
-    {
-        return new ManagementException(HttpStatus.CONFLICT, "exporter '" + exporterId + "' cannot be reset now: backfill " +
-            claim.backfillId() + " holds its claim and is being started (claimed " + Math.max(0, nowMs - claim.claimedAtMs()) +
-            " ms ago); a claim whose start never registered anything is released " +
-            Math.max(0, claim.releasableAtMs() - nowMs) + " ms from now");
-    }
-
-    private OptionalInt parseTaskCount(final String raw)
-    {
-        if (raw == null)
-        {
-            return OptionalInt.empty();
-        }
-        final int count;
-        try
-        {
-            count = Integer.parseInt(raw.trim());
-        }
-        catch (final NumberFormatException e)
-        {
-            throw new ManagementException(HttpStatus.BAD_REQUEST,
-                "backfillTaskCount must be a whole number from 1 to " + maxTasks + ", was '" + raw + "'");
-        }
-        if (count < 1 || count > maxTasks)
-        {
-            throw new ManagementException(HttpStatus.BAD_REQUEST, "backfillTaskCount must be from 1 to " + maxTasks +
-                " (" + MAX_TASKS_SETTING + "), was " + count);
-        }
-        return OptionalInt.of(count);
-    }
-
-    private void checkExporterKnown(final String exporterId)
-    {
-        final Set<String> known = new TreeSet<>();
-        boolean anyStatus = false;
-        for (final PartitionReplica replica : topology.distribution().replicas())
-        {
-            final Optional<PartitionStatus> status = topology.status(replica);
-            if (status.isPresent())
-            {
-                anyStatus = true;
-                known.addAll(status.get().exporterPositions().keySet());
-            }
-        }
-        if (!anyStatus)
-        {
-            throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
-                "no broker is reachable, so exporter '" + exporterId + "' cannot be checked");
-        }
-        if (!known.contains(exporterId))
-        {
-            throw new ManagementException(HttpStatus.NOT_FOUND,
-                "unknown exporter '" + exporterId + "' (known: " + String.join(", ", known) + ")");
-        }
-    }
-
-    /**
-     * {@link #leaders()}, waiting at most {@link #requestTimeout} while a partition with a reachable replica shows no
-     * leader: a leadership moving (the automatic balance bringing it home, an election) is seen leaderless by the
-     * topology for a poll or two, and a start or cancel must not fail for it. A partition whose replicas are all
-     * unreachable is not waited for.
-     */
-    private Map<Integer, Integer> awaitLeaders()
-    {
-        final long deadlineNanos = System.nanoTime() + requestTimeout.toNanos();
-        Map<Integer, Integer> leaders = leaders();
-        while (leaderMoving(leaders) && System.nanoTime() - deadlineNanos < 0)
-        {
-            try
-            {
-                Thread.sleep(LEADER_POLL.toMillis());
-            }
-            catch (final InterruptedException e)
-            {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            leaders = leaders();
-        }
-        return leaders;
-    }
-
-    private boolean leaderMoving(final Map<Integer, Integer> leaders)
-    {
-        for (int partitionId = 1; partitionId <= topology.distribution().partitionCount(); partitionId++)
-        {
-            if (!leaders.containsKey(partitionId) &&
-                topology.distribution().replicasOf(partitionId).stream().anyMatch(topology::isReachable))
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** The leader of every partition that has a reachable one; the others are missing from the map. */
-    private Map<Integer, Integer> leaders()
-    {
-        final Map<Integer, Integer> leaders = new TreeMap<>();
-        for (int partitionId = 1; partitionId <= topology.distribution().partitionCount(); partitionId++)
-        {
-            final OptionalInt leader = topology.leaderOf(partitionId);
-            if (leader.isPresent() && topology.isReachable(leader.getAsInt()) &&
-                topology.status(new PartitionReplica(leader.getAsInt(), partitionId))
-                    .filter(s -> s.role() == PartitionRole.LEADER).isPresent())
-            {
-                leaders.put(partitionId, leader.getAsInt());
-            }
-        }
-        return leaders;
-    }
-
-    private void checkNoneRunning(final String exporterId, final Map<Integer, PartitionAnswer> answers)
-    {
-        final Map<String, List<Integer>> running = new TreeMap<>();
-        for (final PartitionAnswer answer : answers.values())
-        {
-            for (final BackfillTaskStatus task : answer.tasks())
-            {
-                if (task.exporterId().equals(exporterId) && !task.isFinished())
-                {
-                    final List<Integer> partitions = running.computeIfAbsent(task.backfillId(), id -> new ArrayList<>());
-                    if (!partitions.contains(task.partitionId()))
-                    {
-                        partitions.add(task.partitionId());
-                    }
-                }
-            }
-        }
-        if (!running.isEmpty())
-        {
-            final Map.Entry<String, List<Integer>> first = running.entrySet().iterator().next();
-            throw new ManagementException(HttpStatus.CONFLICT, "exporter '" + exporterId + "' has a backfill still running: " +
-                first.getKey() + " on partitions " + first.getValue() + "; cancel it (DELETE /actuator/backfills/" +
-                first.getKey() + ") or wait for it to end");
-        }
-    }
-
-    private void checkEveryPartitionLed(final Map<Integer, Integer> leaders, final Map<Integer, PartitionAnswer> answers)
-    {
-        final List<String> problems = new ArrayList<>();
-        for (int partitionId = 1; partitionId <= topology.distribution().partitionCount(); partitionId++)
-        {
-            final PartitionAnswer answer = answers.get(partitionId);
-            if (!leaders.containsKey(partitionId))
-            {
-                problems.add("partition " + partitionId + " has no reachable leader");
-            }
-            else if (answer != null && answer.error() != null)
-            {
-                problems.add(answer.error());
-            }
-        }
-        if (!problems.isEmpty())
-        {
-            throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
-                String.join("; ", problems) + "; nothing was changed");
-        }
-    }
-
-    private BackfillPlan plan(
-        final String exporterId, final OptionalInt requested, final Map<Integer, Integer> leaders, final boolean dryRun)
-    {
-        final List<BackfillPlan.Partition> lagging = new ArrayList<>();
-        final List<BackfillView.Range> unavailable = new ArrayList<>();
-        final List<String> unknownPositions = new ArrayList<>();
-        for (final Map.Entry<Integer, Integer> leader : leaders.entrySet())
-        {
-            final int partitionId = leader.getKey();
-            final PartitionStatus status =
-                topology.status(new PartitionReplica(leader.getValue(), partitionId)).orElse(null);
-            final Long exported = status == null ? null : status.exporterPositions().get(exporterId);
-            if (exported == null || exported < 0 || status.lastPosition() < 0)
-            {
-                unknownPositions.add("partition " + partitionId + " on broker " + leader.getValue() +
-                    " reports no position of exporter '" + exporterId + "'");
-                continue;
-            }
-            final long newPosition = Math.max(exported, status.lastPosition());
-            // What the log no longer holds is reported, not planned: the held part starts at the first held position.
-            final long fromPosition = Math.min(newPosition + 1, Math.max(exported + 1, status.firstPosition()));
-            if (fromPosition > exported + 1)
-            {
-                unavailable.add(new BackfillView.Range(partitionId, exported + 1, fromPosition - 1));
-            }
-            lagging.add(new BackfillPlan.Partition(partitionId, leader.getValue(), exported, newPosition,
-                fromPosition, newPosition, 0, 0));
-        }
-        if (!unknownPositions.isEmpty())
-        {
-            throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
-                String.join("; ", unknownPositions) + "; nothing was changed");
-        }
-        final List<BackfillPlan.Partition> withRange = lagging.stream().filter(BackfillPlan.Partition::hasRange).toList();
-        final int taskCount = requested.orElse(withRange.size());
-        // A runner works on one partition's leader, so every lagging partition needs a range of its own. With at
-        // least one task per lagging partition, tasks split ranges by position; with fewer, a task takes the
-        // ranges of several partitions (task k covers the k-th, (k+N)-th, ... lagging partition).
-        final boolean sharedTasks = taskCount < withRange.size();
-        final int[] allocation = sharedTasks ? null : BackfillTaskSplit.allocate(
-            withRange.stream().mapToLong(p -> p.newPosition() - p.fromPosition() + 1).toArray(), taskCount);
-
-        final List<BackfillPlan.Partition> partitions = new ArrayList<>();
-        final List<BackfillView.Range> ranges = new ArrayList<>();
-        final List<BackfillPlan.Task> tasks = new ArrayList<>();
-        int nextTaskId = 1;
-        int withRangeIndex = 0;
-        for (final BackfillPlan.Partition partition : lagging)
-        {
-            if (!partition.hasRange())
-            {
-                partitions.add(partition);
-                continue;
-            }
-            final int tasksHere = sharedTasks ? 1 : allocation[withRangeIndex];
-            final int firstTaskId = sharedTasks ? withRangeIndex % taskCount + 1 : nextTaskId;
-            withRangeIndex++;
-            partitions.add(new BackfillPlan.Partition(partition.partitionId(), partition.leaderId(),
-                partition.oldPosition(), partition.newPosition(), partition.fromPosition(), partition.toPosition(),
-                tasksHere, firstTaskId));
-            ranges.add(new BackfillView.Range(partition.partitionId(), partition.fromPosition(), partition.toPosition()));
-            int taskId = firstTaskId;
-            for (final BackfillRanges.Range range :
-                BackfillRanges.split(partition.fromPosition() - 1, partition.newPosition(), tasksHere))
-            {
-                tasks.add(new BackfillPlan.Task(taskId++, partition.partitionId(), range.fromPosition(), range.toPosition()));
-            }
-            nextTaskId = taskId;
-        }
-        tasks.sort(Comparator.comparingInt(BackfillPlan.Task::taskId).thenComparingInt(BackfillPlan.Task::partitionId));
-        final int distinctTasks = (int)tasks.stream().mapToInt(BackfillPlan.Task::taskId).distinct().count();
-        return new BackfillPlan(dryRun, exporterId, distinctTasks, List.copyOf(partitions), List.copyOf(ranges),
-            List.copyOf(tasks), List.copyOf(unavailable));
+            planner.checkEveryPartitionLed(leaders, answers);
+            return new Checked(planner.plan(exporterId, requested, leaders, dryRun), seen);
+        })));
     }
 
     /**
@@ -424,7 +176,7 @@ public class BackfillService
         final String backfillId = UUID.randomUUID().toString();
         final List<BackfillPlan.Partition> targets = plan.partitions().stream().filter(p -> p.taskCount() > 0).toList();
         final boolean empty = targets.isEmpty();
-        return claim(ClaimRequest.claim(exporterId, backfillId, checked.seen(), empty)).thenCompose(answer ->
+        return claims.claim(ClaimRequest.claim(exporterId, backfillId, checked.seen(), empty)).thenCompose(answer ->
         {
             if (answer.outcome() == BackfillClaimOutcome.CONFLICT)
             {
@@ -498,7 +250,7 @@ public class BackfillService
             final Throwable cause = failure == null ? null : Futures.unwrapAll(failure);
             final boolean nothingRegistered =
                 cause instanceof BackfillStartException e && e.registered().tasks().isEmpty();
-            return finishClaim(nothingRegistered ? BackfillClaimAction.RELEASE : BackfillClaimAction.STARTED,
+            return claims.finish(nothingRegistered ? BackfillClaimAction.RELEASE : BackfillClaimAction.STARTED,
                 exporterId, backfillId).thenApply(ignored ->
             {
                 if (cause instanceof RuntimeException e)
@@ -515,131 +267,6 @@ public class BackfillService
     }
 
     /**
-     * Marks the backfill's own claim STARTED or releases it; never fails. When the control group cannot be reached the
-     * claim stays STARTING, and another reset takes it over once the takeover bound has passed (and no task of it is
-     * unfinished).
-     */
-    private CompletableFuture<Void> finishClaim(
-        final BackfillClaimAction action, final String exporterId, final String backfillId)
-    {
-        return claim(ClaimRequest.of(action, exporterId, backfillId)).handle((answer, failure) ->
-        {
-            if (failure != null)
-            {
-                LOG.warn("backfill {} of exporter {}: {} of its claim failed ({}); the claim is released for a new " +
-                    "reset when its takeover bound has passed", backfillId, exporterId, action,
-                    Futures.unwrapAll(failure).getMessage());
-            }
-            else if (answer.outcome() == BackfillClaimOutcome.NOT_HELD)
-            {
-                LOG.warn("backfill {} of exporter {}: {} of its claim: {}", backfillId, exporterId, action, answer.reason());
-            }
-            else
-            {
-                LOG.info("backfill {} of exporter {}: {}", backfillId, exporterId, answer.reason());
-            }
-            return null;
-        });
-    }
-
-    /**
-     * Sends a claim change to the control group's leader as the topology knows it (any broker would do; the leader
-     * saves a hop). A failure becomes a {@link ManagementException}: 503, or 404 for an exporter the brokers do not
-     * have. A CLAIM whose answer was lost may still have been taken: it is released, so it does not wait out its bound.
-     */
-    private CompletableFuture<ClaimAnswer> claim(final ClaimRequest request)
-    {
-        final OptionalInt target = controlTarget();
-        if (target.isEmpty())
-        {
-            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
-                "no broker is reachable to take the claim of exporter '" + request.exporterId() + "'; nothing was changed"));
-        }
-        return client.claim(target.getAsInt(), request, requestTimeout).exceptionallyCompose(failure ->
-        {
-            final Throwable cause = Futures.unwrapAll(failure);
-            if (request.action() == BackfillClaimAction.CLAIM && BrokerFailure.of(cause) == BrokerFailure.TIMED_OUT)
-            {
-                finishClaim(BackfillClaimAction.RELEASE, request.exporterId(), request.backfillId());
-            }
-            if (BrokerFailure.errorCode(cause) == ErrorCode.EXPORTER_NOT_FOUND)
-            {
-                return CompletableFuture.failedFuture(new ManagementException(HttpStatus.NOT_FOUND, cause.getMessage()));
-            }
-            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
-                "exporter '" + request.exporterId() + "': the control group did not answer the " + request.action() +
-                " of backfill " + request.backfillId() + "'s claim through broker " + target.getAsInt() + ": " +
-                describe(cause) + (request.action() == BackfillClaimAction.CLAIM ? "; nothing was registered" : "")));
-        });
-    }
-
-    /** The control group's leader if the topology knows a reachable one, else the first reachable broker. */
-    private OptionalInt controlTarget()
-    {
-        final OptionalInt leader = topology.controlLeader();
-        if (leader.isPresent() && topology.isReachable(leader.getAsInt()))
-        {
-            return leader;
-        }
-        for (int brokerId = 0; brokerId < topology.distribution().brokerCount(); brokerId++)
-        {
-            if (topology.isReachable(brokerId))
-            {
-                return OptionalInt.of(brokerId);
-            }
-        }
-        return OptionalInt.empty();
-    }
-
-    /** The control group's backfills, or why they could not be read; never fails. */
-    private record ControlRead(ControlBackfills backfills, String failure)
-    {
-        ControlBackfills orElseThrow(final String what)
-        {
-            if (backfills == null)
-            {
-                throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, what + ": " + failure +
-                    "; nothing was changed");
-            }
-            return backfills;
-        }
-    }
-
-    /**
-     * Reads the claims and empty backfills from the control group's leader; a NOT_LEADER answer naming another
-     * broker is asked there once.
-     */
-    private CompletableFuture<ControlRead> readControl()
-    {
-        final OptionalInt target = controlTarget();
-        if (target.isEmpty())
-        {
-            return CompletableFuture.completedFuture(new ControlRead(null, "no broker is reachable to read the control group"));
-        }
-        final int first = target.getAsInt();
-        return client.claims(first, requestTimeout)
-            .exceptionallyCompose(failure ->
-            {
-                final int hint = BrokerFailure.leaderHint(failure);
-                return hint >= 0 && hint != first && hint < topology.distribution().brokerCount() ?
-                    client.claims(hint, requestTimeout) : CompletableFuture.failedFuture(failure);
-            })
-            .handle((backfills, failure) -> failure == null ? new ControlRead(backfills, null) :
-                new ControlRead(null, "the cluster control group could not be read (asked broker " + first + "): " +
-                    describe(Futures.unwrapAll(failure))));
-    }
-
-    private String describe(final Throwable cause)
-    {
-        return switch (BrokerFailure.of(cause))
-        {
-            case TIMED_OUT -> "no answer within " + requestTimeout.toMillis() + " ms";
-            case UNREACHABLE -> "unreachable";
-            default -> cause.getMessage();
-        };
-    }
-
-    /**
      * Registers the partition's part of the backfill on its leader. A leader that moved since the plan answers
      * NOT_LEADER and registers nothing; the start then goes to the leader it names, which registers the range from
      * its own replicated positions, so the partition is not left out of the reset.
@@ -647,7 +274,7 @@ public class BackfillService
     private CompletableFuture<PartitionAnswer> startOn(
         final BackfillPlan.Partition target, final String backfillId, final String exporterId, final long claimIndex)
     {
-        return askLeader(target.partitionId(), target.leaderId(), "registering " + backfillId + " of exporter " +
+        return fanOut.askLeader(target.partitionId(), target.leaderId(), "registering " + backfillId + " of exporter " +
             exporterId, (leaderId) -> client.start(leaderId, target.partitionId(), backfillId, exporterId,
             target.taskCount(), target.firstTaskId(), claimIndex, requestTimeout));
     }
@@ -671,11 +298,11 @@ public class BackfillService
      */
     public CompletableFuture<BackfillList> list()
     {
-        final Map<Integer, Integer> leaders = leaders();
-        final CompletableFuture<ControlRead> control = readControl();
+        final Map<Integer, Integer> leaders = fanOut.leaders();
+        final CompletableFuture<BackfillClaims.ControlRead> control = claims.read();
         return statusOfEveryPartition(leaders, "").thenCombine(control, (answers, read) ->
         {
-            final List<Integer> unavailable = unavailable(leaders, answers);
+            final List<Integer> unavailable = fanOut.unavailable(leaders, answers);
             final Map<String, List<BackfillTaskStatus>> byId = new LinkedHashMap<>();
             for (final PartitionAnswer answer : answers.values())
             {
@@ -704,9 +331,9 @@ public class BackfillService
 
     public CompletableFuture<BackfillView> get(final String backfillId)
     {
-        final Map<Integer, Integer> leaders = leaders();
+        final Map<Integer, Integer> leaders = fanOut.leaders();
         final String id = checkId(backfillId);
-        final CompletableFuture<ControlRead> control = readControl();
+        final CompletableFuture<BackfillClaims.ControlRead> control = claims.read();
         return statusOfEveryPartition(leaders, id)
             .thenCombine(control, (answers, read) -> viewOf(backfillId, leaders, answers, read, "found"));
     }
@@ -715,27 +342,21 @@ public class BackfillService
     public CompletableFuture<BackfillView> cancel(final String backfillId)
     {
         checkId(backfillId);
-        final Map<Integer, Integer> leaders = awaitLeaders();
-        final CompletableFuture<ControlRead> control = readControl();
-        final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
-        leaders.forEach((partitionId, leaderId) -> pending.put(partitionId,
-            askLeader(partitionId, leaderId, "cancelling " + backfillId,
-                (broker) -> client.cancel(broker, partitionId, backfillId, requestTimeout))));
-        return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenCombine(control,
-            (ignored, read) ->
+        final CompletableFuture<BackfillClaims.ControlRead> control = claims.read();
+        return fanOut.awaitLeaders().thenCompose(leaders -> fanOut.askEvery(leaders, "cancelling " + backfillId,
+            (partitionId, broker) -> client.cancel(broker, partitionId, backfillId, requestTimeout)).thenCombine(control,
+            (answers, read) ->
         {
-            final Map<Integer, PartitionAnswer> answers = new TreeMap<>();
-            pending.forEach((partitionId, future) -> answers.put(partitionId, future.join()));
             final BackfillView view = viewOf(backfillId, leaders, answers, read, "cancelled");
             if (!view.unavailablePartitions().isEmpty())
             {
                 throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "backfill " + backfillId +
                     " cancelled on the reachable partitions, but not on " + view.unavailablePartitions() + ": " +
-                    errors(answers) + "; retry the cancel");
+                    LeaderFanOut.errors(answers) + "; retry the cancel");
             }
             LOG.info("backfill {}: cancelled ({})", backfillId, view.state());
             return view;
-        });
+        }));
     }
 
     /**
@@ -744,9 +365,9 @@ public class BackfillService
      */
     private BackfillView viewOf(
         final String backfillId, final Map<Integer, Integer> leaders, final Map<Integer, PartitionAnswer> answers,
-        final ControlRead control, final String verb)
+        final BackfillClaims.ControlRead control, final String verb)
     {
-        final List<Integer> unavailable = unavailable(leaders, answers);
+        final List<Integer> unavailable = fanOut.unavailable(leaders, answers);
         final List<BackfillTaskStatus> tasks = new ArrayList<>();
         answers.values().forEach(answer -> tasks.addAll(answer.tasks()));
         if (!tasks.isEmpty())
@@ -776,119 +397,11 @@ public class BackfillService
         return BackfillViews.of(empty.backfillId(), empty.exporterId(), List.of(), List.of(), empty.createdAtMs());
     }
 
-    // ------------------------------------------------------------------------------------------ fan-out
-
-    /**
-     * One partition's answer: its tasks, or what went wrong asking its leader; {@code leaderHint} is the leader a
-     * NOT_LEADER answer named, or -1.
-     */
-    record PartitionAnswer(
-        int partitionId, List<BackfillTaskStatus> tasks, String error, ErrorCode code, boolean timedOut, int leaderHint)
-    {
-    }
-
     private CompletableFuture<Map<Integer, PartitionAnswer>> statusOfEveryPartition(
         final Map<Integer, Integer> leaders, final String backfillId)
     {
-        final Map<Integer, CompletableFuture<PartitionAnswer>> pending = new TreeMap<>();
-        leaders.forEach((partitionId, leaderId) -> pending.put(partitionId,
-            askLeader(partitionId, leaderId, "asking for backfills",
-                (broker) -> client.status(broker, partitionId, backfillId, requestTimeout))));
-        return CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).thenApply(ignored ->
-        {
-            final Map<Integer, PartitionAnswer> answers = new TreeMap<>();
-            pending.forEach((partitionId, future) -> answers.put(partitionId, future.join()));
-            return answers;
-        });
-    }
-
-    /**
-     * Asks the partition's leader as the topology last saw it. Leaders move (automatic balance, a restart) between
-     * the topology poll and the request: a NOT_LEADER answer is asked again, at once at the broker it names, else
-     * after a short backoff at the leader the topology knows by then, until {@link #requestTimeout} is spent, so a
-     * move the cluster makes by itself does not fail the call. Never fails: see {@link #answerOf}.
-     */
-    private CompletableFuture<PartitionAnswer> askLeader(final int partitionId, final int leaderId, final String what,
-        final IntFunction<CompletableFuture<List<BackfillTaskStatus>>> request)
-    {
-        return askLeader(partitionId, leaderId, what, request, System.nanoTime() + requestTimeout.toNanos(), 0);
-    }
-
-    private CompletableFuture<PartitionAnswer> askLeader(final int partitionId, final int leaderId, final String what,
-        final IntFunction<CompletableFuture<List<BackfillTaskStatus>>> request, final long deadlineNanos,
-        final int attempt)
-    {
-        return answerOf(partitionId, leaderId, request.apply(leaderId)).thenCompose(answer ->
-        {
-            if (answer.code() != ErrorCode.NOT_LEADER)
-            {
-                return CompletableFuture.completedFuture(answer);
-            }
-            final boolean named = answer.leaderHint() >= 0 && answer.leaderHint() != leaderId;
-            final int next = named ? answer.leaderHint() : topology.leaderOf(partitionId).orElse(leaderId);
-            final long backoffMs = named && attempt == 0 ? 0 :
-                Math.min(NOT_LEADER_BACKOFF.toMillis() << Math.min(attempt, 8), NOT_LEADER_BACKOFF_MAX.toMillis());
-            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMs) - deadlineNanos >= 0)
-            {
-                return CompletableFuture.completedFuture(answer);
-            }
-            LOG.info("{}: partition {} is not led by broker {}, asking broker {}{}", what, partitionId, leaderId, next,
-                backoffMs == 0 ? "" : " in " + backoffMs + " ms");
-            return CompletableFuture.runAsync(() -> { },
-                    CompletableFuture.delayedExecutor(backoffMs, TimeUnit.MILLISECONDS))
-                .thenCompose(ignored -> askLeader(partitionId, next, what, request, deadlineNanos, attempt + 1));
-        });
-    }
-
-    /** Never fails: a failure becomes an answer with an error naming the pair. */
-    private CompletableFuture<PartitionAnswer> answerOf(
-        final int partitionId, final int leaderId, final CompletableFuture<List<BackfillTaskStatus>> request)
-    {
-        return request.handle((tasks, failure) ->
-        {
-            if (failure == null)
-            {
-                return new PartitionAnswer(partitionId, tasks, null, null, false, -1);
-            }
-            final Throwable cause = Futures.unwrapAll(failure);
-            final String pair = "partition " + partitionId + " on broker " + leaderId;
-            return switch (BrokerFailure.of(cause))
-            {
-                case TIMED_OUT -> new PartitionAnswer(partitionId, List.of(),
-                    pair + ": no answer within " + requestTimeout.toMillis() + " ms", ErrorCode.TIMEOUT, true, -1);
-                case UNREACHABLE -> new PartitionAnswer(partitionId, List.of(), "broker " + leaderId + " unreachable", null,
-                    false, -1);
-                case UNAVAILABLE, REFUSED ->
-                {
-                    final BrokerErrorException error = (BrokerErrorException)cause;
-                    final String detail = error.code() == ErrorCode.NOT_LEADER ?
-                        "not leader" + (error.leaderId() >= 0 ? " (leader is " + error.leaderId() + ")" : "") :
-                        error.code() + ": " + error.getMessage();
-                    yield new PartitionAnswer(partitionId, List.of(), pair + ": " + detail, error.code(), false,
-                        error.code() == ErrorCode.NOT_LEADER ? error.leaderId() : -1);
-                }
-                default -> new PartitionAnswer(partitionId, List.of(), pair + ": " + cause.getMessage(), null, false, -1);
-            };
-        });
-    }
-
-    private List<Integer> unavailable(final Map<Integer, Integer> leaders, final Map<Integer, PartitionAnswer> answers)
-    {
-        final List<Integer> unavailable = new ArrayList<>();
-        for (int partitionId = 1; partitionId <= topology.distribution().partitionCount(); partitionId++)
-        {
-            final PartitionAnswer answer = answers.get(partitionId);
-            if (!leaders.containsKey(partitionId) || answer == null || answer.error() != null)
-            {
-                unavailable.add(partitionId);
-            }
-        }
-        return unavailable;
-    }
-
-    private static List<String> errors(final Map<Integer, PartitionAnswer> answers)
-    {
-        return answers.values().stream().map(PartitionAnswer::error).filter(e -> e != null).toList();
+        return fanOut.askEvery(leaders, "asking for backfills",
+            (partitionId, broker) -> client.status(broker, partitionId, backfillId, requestTimeout));
     }
 
     private static String checkId(final String backfillId)

@@ -29,7 +29,7 @@ public class ExportersController
         if (exporters == null)
         {
             return CompletableFuture.completedFuture(ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-                .contentType(MediaType.APPLICATION_JSON).body((Object)io.sluice.gateway.management.ManagementErrorBody
+                .contentType(MediaType.APPLICATION_JSON).body((Object)io.sluice.gateway.web.ManagementErrorBody
                     .of(HttpStatus.SERVICE_UNAVAILABLE, "the exporters view is not available on this gateway")));
         }
         return exporters.view().thenApply(view ->

@@ -5,7 +5,6 @@ import io.sluice.gateway.broker.AdminResult;
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerErrorException;
 import io.sluice.gateway.broker.BrokerFailure;
-import io.sluice.gateway.metrics.ExportingOperationListener;
 import io.sluice.gateway.topology.ClusterTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
@@ -20,9 +19,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Service;
 
-import io.sluice.protocol.cluster.ExportingHold;
 import java.time.Clock;
-import java.time.Instant;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -30,7 +27,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -63,8 +59,7 @@ public class ExportingControlService
     private final ExportingOperationListener listener;
     /** {@code sluice.exporting.max-pause}: the longest lease, and the lease of a pause that names none; null: no cap. */
     private volatile Duration maxPause;
-    /** Answers with the asked-for state that no poll has caught up with yet, keyed by pair. */
-    private final ConcurrentHashMap<PartitionReplica, AdminResult> answered = new ConcurrentHashMap<>();
+    private final ExportingStatusView statusView;
 
     @Autowired
     public ExportingControlService(
@@ -115,6 +110,7 @@ public class ExportingControlService
         this.requestTimeout = requestTimeout;
         this.versions = new ExportingVersionSequence(clock);
         this.listener = listener;
+        this.statusView = new ExportingStatusView(topology);
     }
 
     /**
@@ -170,96 +166,12 @@ public class ExportingControlService
     /** Every pair's exporting state as its broker last reported it; never calls a broker. */
     public ExportingStatus status()
     {
-        final List<ExportingStatus.PairStatus> pairs = new ArrayList<>();
-        String common = null;
-        String pausedSince = null;
-        String expiresAt = null;
-        boolean heldForGood = false;
-        String leaseExpiredAt = null;
-        for (final PartitionReplica replica : topology.distribution().replicas())
-        {
-            // A broker whose control group replica has not caught up may report a state older than what was answered.
-            final Optional<PartitionStatus> reported =
-                topology.isReachable(replica.brokerId()) && topology.isControlCaughtUp(replica.brokerId()) ?
-                    topology.status(replica) : Optional.empty();
-            final ExportingStatus.PairStatus pair = reported
-                .map(status -> pairStatus(replica, status))
-                .orElseGet(() -> new ExportingStatus.PairStatus(
-                    replica.brokerId(), replica.partitionId(), ExportingStatus.UNKNOWN, ExportingStatus.UNKNOWN, -1, -1));
-            pairs.add(pair);
-            common = common == null || common.equals(pair.state()) ? pair.state() : ExportingStatus.MIXED;
-            // ISO-8601 instants in UTC order as text: the earliest start, the latest end.
-            if (pair.pausedSince() != null && (pausedSince == null || Instant.parse(pair.pausedSince())
-                .isBefore(Instant.parse(pausedSince))))
-            {
-                pausedSince = pair.pausedSince();
-            }
-            if (isHeld(pair.state()))
-            {
-                heldForGood |= pair.expiresAt() == null;
-                if (pair.expiresAt() != null && (expiresAt == null || Instant.parse(pair.expiresAt())
-                    .isAfter(Instant.parse(expiresAt))))
-                {
-                    expiresAt = pair.expiresAt();
-                }
-            }
-            if (pair.leaseExpiredAt() != null && (leaseExpiredAt == null || Instant.parse(pair.leaseExpiredAt())
-                .isAfter(Instant.parse(leaseExpiredAt))))
-            {
-                leaseExpiredAt = pair.leaseExpiredAt();
-            }
-        }
-        return new ExportingStatus(common == null ? ExportingStatus.UNKNOWN : common, pausedSince,
-            heldForGood ? null : expiresAt, leaseExpiredAt, topology.leaseExpiries(), pairs);
-    }
-
-    private static boolean isHeld(final String state)
-    {
-        return ExportingState.PAUSED.name().equals(state) || ExportingState.SOFT_PAUSED.name().equals(state);
-    }
-
-    /** Epoch micros as an ISO-8601 instant; null for 0 (not set). */
-    static String instant(final long micros)
-    {
-        return micros <= 0 ? null : Instant.EPOCH.plusNanos(micros * 1000).toString();
+        return statusView.status();
     }
 
     public Duration requestTimeout()
     {
         return requestTimeout;
-    }
-
-    /**
-     * The polled pair, or the state a replica answered at a newer version than the poll saw, with positions no older
-     * than that answer's (positions only move forward, so the higher of the two is the fresher).
-     */
-    private ExportingStatus.PairStatus pairStatus(
-        final PartitionReplica replica, final PartitionStatus polled)
-    {
-        final AdminResult answer = answered.get(replica);
-        if (answer != null && polled.exportingStateVersion() >= answer.version())
-        {
-            answered.remove(replica, answer); // the poll caught up: it is the fresher source again
-        }
-        final boolean answerIsFresher = answer != null && polled.exportingStateVersion() < answer.version();
-        final String state = stateName(answerIsFresher ? answer.state() : polled.exportingState());
-        final ExportingHold hold = answerIsFresher ? answer.hold() : polled.hold();
-        return new ExportingStatus.PairStatus(
-            replica.brokerId(),
-            replica.partitionId(),
-            roleName(polled),
-            state,
-            answerIsFresher ? Math.max(polled.exportedPosition(), answer.exportedPosition()) : polled.exportedPosition(),
-            answerIsFresher ? Math.max(polled.lastPosition(), answer.lastPosition()) : polled.lastPosition(),
-            isHeld(state) ? instant(hold.sinceMicros()) : null,
-            isHeld(state) ? instant(hold.expiresAtMicros()) : null,
-            instant(hold.expiredAtMicros()));
-    }
-
-    /** Folds a successful answer into the view, keeping per pair only the newest version answered. */
-    private void remember(final AdminResult answer)
-    {
-        answered.merge(answer.replica(), answer, (held, fresh) -> fresh.version() >= held.version() ? fresh : held);
     }
 
     private CompletableFuture<ExportingOperationResult> execute(
@@ -407,7 +319,7 @@ public class ExportingControlService
                 final TargetResult classified = classifyAnswer(operation, target, version, result);
                 if (classified.outcome() == ExportingOutcome.SUCCEEDED)
                 {
-                    remember(new AdminResult(target, result.state(), result.version(), result.exportedPosition(),
+                    statusView.remember(new AdminResult(target, result.state(), result.version(), result.exportedPosition(),
                         result.lastPosition(), result.hold()));
                 }
                 return classified;
@@ -428,10 +340,10 @@ public class ExportingControlService
         }
         if (answer.version() > version)
         {
-            return TargetResult.failed(target, target + ": a newer request won: the replica holds " + stateName(held) +
+            return TargetResult.failed(target, target + ": a newer request won: the replica holds " + ExportingStatusView.stateName(held) +
                 " at version " + answer.version() + ", newer than this " + operation + " (version " + version + ")");
         }
-        return TargetResult.failed(target, target + ": answered " + stateName(held) + " at version " + answer.version() +
+        return TargetResult.failed(target, target + ": answered " + ExportingStatusView.stateName(held) + " at version " + answer.version() +
             " to " + operation + " at version " + version);
     }
 
@@ -459,32 +371,6 @@ public class ExportingControlService
         }
         final String name = code == null ? "error" : code.name().toLowerCase().replace('_', ' ');
         return message == null || message.isBlank() ? name : name + ": " + message;
-    }
-
-    private static String roleName(final PartitionStatus status)
-    {
-        if (status.role() == null)
-        {
-            return ExportingStatus.UNKNOWN;
-        }
-        return switch (status.role())
-        {
-            case LEADER, FOLLOWER, CANDIDATE, INACTIVE -> status.role().name();
-            default -> ExportingStatus.UNKNOWN;
-        };
-    }
-
-    private static String stateName(final ExportingState state)
-    {
-        if (state == null)
-        {
-            return ExportingStatus.UNKNOWN;
-        }
-        return switch (state)
-        {
-            case EXPORTING, PAUSED, SOFT_PAUSED -> state.name();
-            default -> ExportingStatus.UNKNOWN;
-        };
     }
 
     private static void log(final ExportingOperationResult result, final long version, final long elapsedNanos)

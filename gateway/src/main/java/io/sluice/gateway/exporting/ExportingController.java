@@ -1,7 +1,7 @@
 package io.sluice.gateway.exporting;
 
 import io.sluice.gateway.management.ManagementController;
-import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.web.ManagementErrorBody;
 import io.sluice.gateway.management.ManagementErrorHandler;
 import io.sluice.protocol.cluster.PartitionReplica;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,6 +1,7 @@
 package io.sluice.gateway.management;
 
 import io.sluice.gateway.json.JsonSyntaxError;
+import io.sluice.gateway.web.ManagementErrorBody;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.Ordered;

@@ -1,5 +1,6 @@
 package io.sluice.gateway.management;
 
+import io.sluice.gateway.web.ManagementErrorBody;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.core.Ordered;

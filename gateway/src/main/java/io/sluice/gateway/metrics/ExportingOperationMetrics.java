@@ -3,6 +3,7 @@ package io.sluice.gateway.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.sluice.gateway.exporting.ExportingOperationListener;
 import io.sluice.gateway.exporting.ExportingOperationResult;
 import io.sluice.gateway.exporting.TargetResult;
 import org.springframework.stereotype.Component;

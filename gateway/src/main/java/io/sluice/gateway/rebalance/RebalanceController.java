@@ -2,7 +2,7 @@ package io.sluice.gateway.rebalance;
 
 import io.sluice.gateway.exporting.ExportingOutcome;
 import io.sluice.gateway.management.ManagementController;
-import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.web.ManagementErrorBody;
 import io.sluice.gateway.management.ManagementErrorHandler;
 import io.sluice.gateway.management.ManagementException;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,6 +1,6 @@
 package io.sluice.gateway.security;
 
-import io.sluice.gateway.management.ManagementErrorBody;
+import io.sluice.gateway.web.ManagementErrorBody;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,6 +1,5 @@
 package io.sluice.gateway.web;
 
-import io.sluice.gateway.management.ManagementErrorBody;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ErrorReportValve;

@@ -1,6 +1,5 @@
 package io.sluice.gateway.web;
 
-import io.sluice.gateway.management.ManagementErrorBody;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;

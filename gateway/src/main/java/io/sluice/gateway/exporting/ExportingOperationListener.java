@@ -1,6 +1,5 @@
-package io.sluice.gateway.metrics;
+package io.sluice.gateway.exporting;
 
-import io.sluice.gateway.exporting.ExportingOperationResult;
 
 /** Told of every finished pause, soft pause or resume fan-out, with how long it took over all its pairs. */
 @FunctionalInterface

@@ -1,4 +1,4 @@
-package io.sluice.gateway.management;
+package io.sluice.gateway.web;
 
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import org.springframework.http.HttpStatusCode;
