@@ -9,9 +9,9 @@ import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.message.AppendLimits;
 import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.tls.TlsModeProbe;
 import io.sluice.protocol.tls.TlsFiles;
@@ -19,31 +19,19 @@ import io.sluice.protocol.transport.ConnectionLimits;
 import io.sluice.protocol.transport.TransportConfig;
 import io.sluice.protocol.transport.TransportException;
 import io.sluice.protocol.transport.TransportServer;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.netty.NettyConfigKeys;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.GroupManagementRequest;
-import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.SizeInBytes;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,7 +45,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
@@ -77,6 +64,10 @@ import java.util.stream.Collectors;
  *                                   (see {@link io.sluice.broker.partition.PartitionStateMachine}), or the control
  *                                   group's snapshots ({@link io.sluice.broker.control.ControlStateMachine})
  * </pre>
+ * <p>
+ * Why about 600 lines: it is the broker's composition root. {@link #start} wires every part in its order and unwinds
+ * them on a failed start, {@code stop} closes them in reverse, and the scheduler's periodic tasks are one call each;
+ * what the parts do lives in their packages ({@link RaftSettings} and {@code BrokerPorts} hold the setup's details).
  */
 public final class Broker implements AutoCloseable
 {
@@ -167,19 +158,19 @@ public final class Broker implements AutoCloseable
         }
         final ExporterRegistry registry = ExporterRegistry.builtIn();
         registry.validate(nodeId, config.dataDir(), config.exporters());
-        final InetSocketAddress commandAddress = resolve(distribution.commandAddress(nodeId));
-        final InetSocketAddress raftAddress = resolve(distribution.raftAddress(nodeId));
-        checkPortFree(nodeId, commandAddress);
-        checkPortFree(nodeId, raftAddress);
+        final InetSocketAddress commandAddress = BrokerPorts.resolve(distribution.commandAddress(nodeId));
+        final InetSocketAddress raftAddress = BrokerPorts.resolve(distribution.raftAddress(nodeId));
+        BrokerPorts.checkPortFree(nodeId, commandAddress);
+        BrokerPorts.checkPortFree(nodeId, raftAddress);
         // Before anything starts: a peer on the other side of sluice.cluster.tls.enabled stops this start.
-        TlsModeProbe.check(tls != null, "broker " + nodeId, peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
+        TlsModeProbe.check(tls != null, "broker " + nodeId, BrokerPorts.peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
 
         DataLayout.check(config.brokerDir());
         final DiskGuard diskGuard = DiskGuard.start(nodeId, config.brokerDir(), config.diskWatermark());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
-        final RaftProperties clientProperties = clientProperties(config);
-        final Parameters clientParameters = raftTlsParameters(tls, false);
+        final RaftProperties clientProperties = RaftSettings.clientProperties(config);
+        final Parameters clientParameters = RaftSettings.raftTlsParameters(tls, false);
         final Map<Integer, Partition> partitions = new LinkedHashMap<>();
         final Map<RaftGroupId, Partition> byGroup = new LinkedHashMap<>();
         final ControlGroup control = new ControlGroup(nodeId, distribution, config.controlVotersInCluster(),
@@ -189,11 +180,7 @@ public final class Broker implements AutoCloseable
             final List<RaftPeer> peers = new ArrayList<>();
             for (final int replica : distribution.replicasOf(partitionId))
             {
-                final InetSocketAddress address = distribution.raftAddress(replica);
-                peers.add(RaftPeer.newBuilder()
-                    .setId(Partition.peerId(replica))
-                    .setAddress(address.getHostString() + ":" + address.getPort())
-                    .build());
+                peers.add(RaftPeers.peer(distribution, replica, RaftPeerRole.FOLLOWER));
             }
             final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
             final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
@@ -210,9 +197,9 @@ public final class Broker implements AutoCloseable
         try
         {
             raftServer = RaftServer.newBuilder()
-                .setServerId(Partition.peerId(nodeId))
-                .setProperties(serverProperties(config, raftAddress))
-                .setParameters(raftTlsParameters(tls, true))
+                .setServerId(RaftPeers.peerId(nodeId))
+                .setProperties(RaftSettings.serverProperties(config, raftAddress))
+                .setParameters(RaftSettings.raftTlsParameters(tls, true))
                 .setStateMachineRegistry((groupId) ->
                 {
                     if (groupId.equals(ControlGroup.GROUP_ID))
@@ -239,13 +226,16 @@ public final class Broker implements AutoCloseable
             }
             catch (final IOException e)
             {
-                if (isBindFailure(e))
+                if (BrokerPorts.isBindFailure(e))
                 {
-                    throw portInUse(nodeId, raftAddress, e);
+                    throw BrokerPorts.portInUse(nodeId, raftAddress, e);
                 }
                 throw e;
             }
-            addGroups(raftServer, nodeId, control, partitions);
+            final Map<RaftGroup, String> groups = new LinkedHashMap<>();
+            groups.put(control.raftGroup(), "the control group");
+            partitions.values().forEach((p) -> groups.put(p.group(), "partition " + p.partitionId()));
+            RaftSettings.addGroups(raftServer, nodeId, groups);
             control.start();
             final ExportingControl exportingControl =
                 new ExportingControl(nodeId, control, partitions, config.adminTimeout());
@@ -261,7 +251,7 @@ public final class Broker implements AutoCloseable
             }
             catch (final TransportException e)
             {
-                throw portInUse(nodeId, commandAddress, e);
+                throw BrokerPorts.portInUse(nodeId, commandAddress, e);
             }
             final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
                 adminExecutor,
@@ -299,50 +289,6 @@ public final class Broker implements AutoCloseable
             scheduler.shutdownNow();
             adminExecutor.shutdownNow();
             throw e;
-        }
-    }
-
-    /** The command ports of the other brokers, for the TLS mode probe. */
-    private static List<TlsModeProbe.Peer> peersOf(final PartitionDistribution distribution, final int nodeId)
-    {
-        final List<TlsModeProbe.Peer> peers = new ArrayList<>();
-        for (int brokerId = 0; brokerId < distribution.brokerCount(); brokerId++)
-        {
-            final InetSocketAddress address = distribution.commandAddress(brokerId);
-            if (brokerId != nodeId && address.getPort() != 0)
-            {
-                peers.add(new TlsModeProbe.Peer(address, "broker " + brokerId + " at " + address.getHostString() + ":" +
-                    address.getPort()));
-            }
-        }
-        return peers;
-    }
-
-    /** Adds the groups a fresh data directory does not hold yet (on restart Ratis recovers every group by itself). */
-    private static void addGroups(
-        final RaftServer server, final int nodeId, final ControlGroup control, final Map<Integer, Partition> partitions)
-        throws IOException
-    {
-        final List<RaftGroupId> existing = new ArrayList<>();
-        server.getGroupIds().forEach(existing::add);
-        final ClientId clientId = ClientId.randomId();
-        final AtomicLong callId = new AtomicLong();
-        final Map<RaftGroup, String> groups = new LinkedHashMap<>();
-        groups.put(control.raftGroup(), "the control group");
-        partitions.values().forEach((partition) -> groups.put(partition.group(), "partition " + partition.partitionId()));
-        for (final Map.Entry<RaftGroup, String> group : groups.entrySet())
-        {
-            if (existing.contains(group.getKey().getGroupId()))
-            {
-                continue;
-            }
-            final RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(
-                clientId, server.getId(), callId.incrementAndGet(), group.getKey()));
-            if (!reply.isSuccess())
-            {
-                throw new IOException("broker " + nodeId + ": cannot add the Raft group of " + group.getValue() + ": " +
-                    reply.getException());
-            }
         }
     }
 
@@ -620,103 +566,6 @@ public final class Broker implements AutoCloseable
         }
     }
 
-    /**
-     * The Ratis server settings a broker runs with (public so benchmarks can run a bare Ratis state machine
-     * under exactly the same settings).
-     */
-    public static RaftProperties serverProperties(final BrokerConfig config, final InetSocketAddress raftAddress)
-    {
-        final RaftProperties properties = new RaftProperties();
-        RaftServerConfigKeys.setStorageDir(properties, List.of(config.brokerDir().resolve("raft").toFile()));
-        if (config.raftTransport() == BrokerConfig.RaftTransport.NETTY)
-        {
-            RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
-            NettyConfigKeys.Server.setHost(properties, raftAddress.getHostString());
-            NettyConfigKeys.Server.setPort(properties, raftAddress.getPort());
-        }
-        else
-        {
-            RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
-            GrpcConfigKeys.Server.setHost(properties, raftAddress.getHostString());
-            GrpcConfigKeys.Server.setPort(properties, raftAddress.getPort());
-            GrpcConfigKeys.Server.setAsyncRequestThreadPoolCached(properties, false);
-            GrpcConfigKeys.Server.setAsyncRequestThreadPoolSize(properties, 4);
-        }
-        // Elections: 1-2 s keeps leaders stable when the CPU is saturated. A leader heartbeats every follower of every
-        // group at half the minimum (500 ms): a sixth of what Ratis's default 150 ms costs an idle cluster (bash
-        // qa/bench.sh idle measures both). Ratis's separate heartbeat stream stays on: without it a heartbeat
-        // queues behind a large append on a loaded machine, and it saved no CPU beyond the noise there.
-        RaftServerConfigKeys.Rpc.setTimeoutMin(properties, duration(config.electionTimeoutMin()));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(properties, duration(config.electionTimeoutMax()));
-        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, duration(config.electionTimeoutMin()));
-        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, duration(config.electionTimeoutMax()));
-        RaftServerConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(3, TimeUnit.SECONDS));
-        // Ratis waits 10 ms by default before sending new entries, and a follower learns the commit index only
-        // with the next send: every admin change paid it twice. Writes batch above Raft (AppendBatcher), so they
-        // do not need the wait to batch.
-        RaftServerConfigKeys.Log.Appender.setWaitTimeMin(properties, TimeDuration.valueOf(1, TimeUnit.MILLISECONDS));
-        // Fast appender retries: a restarted follower catches up in a fraction of a second.
-        RaftServerConfigKeys.Log.Appender.setRetryPolicy(properties, "1ms,10,100ms,100000");
-        // Direct memory per group: the appender's byte limit is also the largest entry Raft can send, so it holds the
-        // largest entry a partition proposes (AppendLimits: one client batch of keys, payloads and headers); the
-        // write buffer holds one entry with its length and checksum. Smaller, a 1 MiB record never replicates
-        // and its leader is voted out over and over.
-        // Raft log segments follow the record log's (only closed segments are purged), within 256 KiB..32 MiB.
-        final long raftSegmentBytes = Math.max(256 * 1024, Math.min(32L * 1024 * 1024, config.segmentSizeBytes()));
-        final long writeBufferBytes = AppendLimits.MAX_ENTRY_BYTES + 64 * 1024;
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf(AppendLimits.MAX_ENTRY_BYTES));
-        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(writeBufferBytes));
-        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(raftSegmentBytes));
-        RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf(Math.min(1024 * 1024, raftSegmentBytes)));
-        RaftServerConfigKeys.Log.setSegmentCacheNumMax(properties, 2);
-        RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(properties, SizeInBytes.valueOf("1MB"));
-        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, true);
-        // Snapshots seal and compact the record log; Raft then purges its own log up to them.
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, config.snapshotThresholdEntries());
-        RaftServerConfigKeys.Snapshot.setCreationGap(properties, Math.min(1024, config.snapshotThresholdEntries()));
-        RaftServerConfigKeys.Log.setPurgeGap(properties, (int)Math.min(1024, config.snapshotThresholdEntries()));
-        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
-        return properties;
-    }
-
-    /**
-     * Ratis's gRPC TLS settings from the cluster's reloading key and trust managers (so replaced files are used by
-     * new connections), with client certificates required; empty parameters when TLS is off. A server's own
-     * client and admin channels present the same certificate.
-     */
-    public static Parameters raftTlsParameters(final ClusterTls tls, final boolean server)
-    {
-        final Parameters parameters = new Parameters();
-        if (tls == null)
-        {
-            return parameters;
-        }
-        final GrpcTlsConfig conf = new GrpcTlsConfig(tls.keyManager(), tls.trustManager(), true);
-        GrpcConfigKeys.TLS.setConf(parameters, conf);
-        GrpcConfigKeys.Client.setTlsConf(parameters, conf);
-        GrpcConfigKeys.Admin.setTlsConf(parameters, conf);
-        if (server)
-        {
-            GrpcConfigKeys.Server.setTlsConf(parameters, conf);
-        }
-        return parameters;
-    }
-
-    private static RaftProperties clientProperties(final BrokerConfig config)
-    {
-        final RaftProperties properties = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(properties, config.raftTransport() == BrokerConfig.RaftTransport.NETTY ?
-            SupportedRpcType.NETTY : SupportedRpcType.GRPC);
-        RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(3, TimeUnit.SECONDS));
-        return properties;
-    }
-
-    private static TimeDuration duration(final java.time.Duration duration)
-    {
-        return TimeDuration.valueOf(duration.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
     private static ScheduledExecutorService newScheduler(final int nodeId, final int threads)
     {
         final ScheduledThreadPoolExecutor executor =
@@ -742,45 +591,5 @@ public final class Broker implements AutoCloseable
             thread.setDaemon(true);
             return thread;
         };
-    }
-
-    private static InetSocketAddress resolve(final InetSocketAddress address)
-    {
-        return address.isUnresolved() ? new InetSocketAddress(address.getHostString(), address.getPort()) : address;
-    }
-
-    private static void checkPortFree(final int nodeId, final InetSocketAddress address)
-    {
-        try (ServerSocket socket = new ServerSocket())
-        {
-            socket.setReuseAddress(true);
-            socket.bind(address);
-        }
-        catch (final IOException e)
-        {
-            throw portInUse(nodeId, address, e);
-        }
-    }
-
-    private static boolean isBindFailure(final Throwable failure)
-    {
-        for (Throwable t = failure; t != null; t = t.getCause())
-        {
-            if (t instanceof java.net.BindException)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static InvalidClusterConfigException portInUse(
-        final int nodeId, final InetSocketAddress address, final Exception cause)
-    {
-        final InvalidClusterConfigException failure = new InvalidClusterConfigException(
-            PartitionDistribution.BROKERS_SETTING, "port " + address.getPort() + " of broker " + nodeId +
-            " is in use (" + address.getHostString() + ": " + cause.getMessage() + ")");
-        failure.initCause(cause);
-        return failure;
     }
 }

@@ -1,6 +1,7 @@
 package io.sluice.broker;
 
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.TransferRetries;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
@@ -8,15 +9,16 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 
 /**
@@ -109,7 +111,7 @@ final class LeaderBalancer
                     else
                     {
                         LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
-                            brokerId, partitionId, preferred, tookMs, Futures.unwrap(error).getMessage());
+                            brokerId, partitionId, preferred, tookMs, Futures.unwrapAll(error).getMessage());
                     }
                 });
             }
@@ -118,9 +120,10 @@ final class LeaderBalancer
 
     /**
      * Controlled shutdown: stops every exporter here, then hands each leadership held here to an in-sync replica
-     * (the preferred broker first), and again if one comes back, until none is led here or {@code bound} passed.
-     * A partition without any follower answering is given up at once: nobody could take it. Logs one line per
-     * partition led here during the handover. Returns the partitions still led here at the end.
+     * (the preferred broker first), and again if one comes back, until none is led here or {@code bound} passed,
+     * all partitions at once ({@link TransferRetries}, one run each). A partition without any follower answering is
+     * given up at once: nobody could take it. Logs one line per partition led here during the handover. Returns the
+     * partitions still led here at the end.
      */
     Set<Integer> handOverLeadership(final Duration bound)
     {
@@ -128,123 +131,96 @@ final class LeaderBalancer
         final long start = nanoClock.getAsLong();
         final long deadline = start + bound.toNanos();
         partitions.values().forEach(Partition::prepareToStop);
-        final Map<Integer, CompletableFuture<Integer>> running = new HashMap<>();
-        final Map<Integer, String> outcome = new TreeMap<>();
-        final Set<Integer> givenUp = new HashSet<>();
-        // Partitions whose leadership a transfer moved away: only these count as handed over.
-        final Set<Integer> transferred = new HashSet<>();
-        while (true)
+        final Map<Integer, CompletableFuture<TransferRetries.Outcome>> runs = new TreeMap<>();
+        final Set<Integer> givenUp = ConcurrentHashMap.newKeySet();
+        for (final Partition partition : partitions.values())
         {
-            final long now = nanoClock.getAsLong();
-            boolean pending = false;
-            for (final Partition partition : partitions.values())
+            if (partition.isLeader())
             {
-                final int partitionId = partition.partitionId();
-                final CompletableFuture<Integer> transfer = running.get(partitionId);
-                if (transfer != null)
-                {
-                    if (!transfer.isDone())
-                    {
-                        pending = true;
-                        continue;
-                    }
-                    running.remove(partitionId);
-                    outcome.put(partitionId, describe(transfer, start));
-                    if (!transfer.isCompletedExceptionally())
-                    {
-                        transferred.add(partitionId);
-                    }
-                }
-                if (givenUp.contains(partitionId) || !partition.isLeader())
-                {
-                    continue;
-                }
-                final long remainingNanos = deadline - now;
-                if (remainingNanos <= 0)
-                {
-                    break;
-                }
-                final int target = partition.followers().inSyncFollower(distribution.replicasOf(partitionId));
-                if (target >= 0)
-                {
-                    // The attempt's bound is the requested rebalance's too: a follower that died a moment ago
-                    // still looks in sync, and the attempt to it fails at that bound, after which it looks dead.
-                    running.put(partitionId, partition.transferAttempt(target, remainingNanos));
-                    pending = true;
-                }
-                else if (partition.followers().hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
-                {
-                    outcome.put(partitionId, "waiting for a follower to catch up");
-                    pending = true;
-                }
-                else
-                {
-                    givenUp.add(partitionId);
-                    outcome.put(partitionId, "no follower answers, nobody to hand over to; its replicas elect a " +
-                        "leader once a quorum is back");
-                }
+                runs.put(partition.partitionId(), TransferRetries.run(handOverPlan(partition, givenUp),
+                    partition::transferAttempt, deadline, HANDOVER_POLL_MS, nanoClock));
             }
-            if (!pending || nanoClock.getAsLong() - deadline >= 0)
-            {
-                break;
-            }
-            sleep(HANDOVER_POLL_MS);
         }
-        running.forEach((partitionId, transfer) ->
+        try
         {
-            outcome.put(partitionId, transfer.isDone() ? describe(transfer, start) : "transfer still running at the bound");
-            if (transfer.isDone() && !transfer.isCompletedExceptionally())
-            {
-                transferred.add(partitionId);
-            }
-        });
+            // A run notices the bound at its next round: a poll interval after it at the latest.
+            CompletableFuture.allOf(runs.values().toArray(CompletableFuture[]::new))
+                .get(Math.max(0, deadline - nanoClock.getAsLong()) + TimeUnit.MILLISECONDS.toNanos(2 * HANDOVER_POLL_MS),
+                    TimeUnit.NANOSECONDS);
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+        }
+        catch (final ExecutionException | TimeoutException e)
+        {
+            // described below, run by run
+        }
         final Set<Integer> stillLed = new HashSet<>();
+        int handedOver = 0;
         final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
-        for (final Map.Entry<Integer, String> entry : outcome.entrySet())
+        for (final Map.Entry<Integer, CompletableFuture<TransferRetries.Outcome>> run : runs.entrySet())
         {
-            final Partition partition = partitions.get(entry.getKey());
-            final boolean led = partition.isLeader();
+            final int partitionId = run.getKey();
+            final TransferRetries.Outcome outcome = run.getValue().getNow(null);
+            final String described = outcome == null ? "transfer still running at the bound" : describe(outcome);
+            final boolean led = partitions.get(partitionId).isLeader();
             if (led)
             {
-                stillLed.add(entry.getKey());
+                stillLed.add(partitionId);
             }
-            LOG.info("broker {} controlled shutdown: partition {}: {}", brokerId, entry.getKey(),
-                led && !givenUp.contains(entry.getKey()) ? "still led here after " + tookMs + " ms (bound " +
-                bound.toMillis() + " ms), stopping anyway: " + entry.getValue() : entry.getValue());
-        }
-        int handedOver = 0;
-        for (final int partitionId : transferred)
-        {
-            handedOver += stillLed.contains(partitionId) ? 0 : 1;
+            else if (outcome != null && outcome.transferred())
+            {
+                handedOver++;
+            }
+            LOG.info("broker {} controlled shutdown: partition {}: {}", brokerId, partitionId,
+                led && !givenUp.contains(partitionId) ? "still led here after " + tookMs + " ms (bound " +
+                bound.toMillis() + " ms), stopping anyway: " + described : described);
         }
         LOG.info("broker {} controlled shutdown: {} partition(s) handed over, {} still led here, in {} ms",
             brokerId, handedOver, stillLed.size(), tookMs);
         return stillLed;
     }
 
-    private String describe(final CompletableFuture<Integer> transfer, final long start)
+    /**
+     * A partition's handover: to an in-sync follower while this replica leads (the attempt's bound is the requested
+     * rebalance's too: a follower that died a moment ago still looks in sync, and the attempt to it fails at that
+     * bound, after which it looks dead); waiting while a follower answers but lags; given up when none answers.
+     */
+    private TransferRetries.Plan handOverPlan(final Partition partition, final Set<Integer> givenUp)
     {
-        final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
-        try
+        final int partitionId = partition.partitionId();
+        return (last, remainingNanos) ->
         {
-            return "leadership handed to broker " + transfer.join() + " after " + tookMs + " ms";
-        }
-        catch (final CompletionException e)
-        {
-            return "transfer failed after " + tookMs + " ms: " + Futures.unwrap(e).getMessage();
-        }
+            if (!partition.isLeader())
+            {
+                return new TransferRetries.Stop(null);
+            }
+            final int target = partition.followers().inSyncFollower(distribution.replicasOf(partitionId));
+            if (target >= 0)
+            {
+                return new TransferRetries.Transfer(target);
+            }
+            if (partition.followers().hasAnsweringFollower(FOLLOWER_SILENT_BOUND))
+            {
+                return new TransferRetries.Wait("waiting for a follower to catch up");
+            }
+            givenUp.add(partitionId);
+            return new TransferRetries.Stop("no follower answers, nobody to hand over to; its replicas elect a " +
+                "leader once a quorum is back");
+        };
     }
 
-    private static void sleep(final long ms)
+    private static String describe(final TransferRetries.Outcome outcome)
     {
-        try
+        final TransferRetries.Attempted last = outcome.last();
+        if (outcome.why() != null || last == null)
         {
-            Thread.sleep(ms);
+            return outcome.why() == null ? "not led here any more" : outcome.why();
         }
-        catch (final InterruptedException e)
-        {
-            Thread.currentThread().interrupt();
-        }
+        final long tookMs = TimeUnit.NANOSECONDS.toMillis(last.endedAfterNanos());
+        return last.succeeded() ? "leadership handed to broker " + last.leader() + " after " + tookMs + " ms" :
+            "transfer failed after " + tookMs + " ms: " + last.failure().getMessage();
     }
 
     /** Partition ids this broker leads now, ascending. */

@@ -3,6 +3,7 @@ package io.sluice.broker;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
@@ -182,7 +183,7 @@ final class TestCluster implements AutoCloseable
         for (final org.apache.ratis.protocol.RaftPeer peer : partition.group().getPeers())
         {
             peers.add(org.apache.ratis.protocol.RaftPeer.newBuilder(peer)
-                .setPriority(peer.getId().equals(Partition.peerId(target)) ? 2 : 1).build());
+                .setPriority(peer.getId().equals(RaftPeers.peerId(target)) ? 2 : 1).build());
         }
         try (org.apache.ratis.client.RaftClient raftClient = org.apache.ratis.client.RaftClient.newBuilder()
             .setProperties(new org.apache.ratis.conf.RaftProperties())

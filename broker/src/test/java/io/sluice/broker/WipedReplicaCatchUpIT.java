@@ -1,6 +1,6 @@
 package io.sluice.broker;
 
-import io.sluice.broker.partition.ExportingView;
+import io.sluice.broker.exporting.ExportingView;
 import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ExportingState;

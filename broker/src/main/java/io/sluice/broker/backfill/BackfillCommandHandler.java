@@ -4,6 +4,7 @@ import io.sluice.protocol.codecs.BackfillState;
 import io.sluice.protocol.codecs.BackfillStatusResponseEncoder;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
+import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.message.AdminLimits;
 import io.sluice.protocol.message.CodedFailure;
 import io.sluice.protocol.message.ErrorResponseWriter;
@@ -168,7 +169,7 @@ public final class BackfillCommandHandler
             }
             else
             {
-                final Throwable cause = failure.getCause() != null ? failure.getCause() : failure;
+                final Throwable cause = Futures.unwrapAll(failure);
                 if (cause instanceof CodedFailure coded && coded.code() == ErrorCode.NOT_LEADER)
                 {
                     // The leadership moved while the entry waited (a transfer, a stop): the sender asks the new leader.

@@ -1,6 +1,7 @@
 package io.sluice.broker.backfill;
 
 import io.sluice.exporter.spi.CommittedRecord;
+import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -352,7 +353,7 @@ public final class BackfillTaskRunner implements Runnable
         }
         catch (final java.util.concurrent.ExecutionException e)
         {
-            throw e.getCause() instanceof Exception cause ? cause : e;
+            throw Futures.unwrapAll(e) instanceof Exception cause ? cause : e;
         }
         catch (final TimeoutException e)
         {

@@ -3,7 +3,7 @@ package io.sluice.broker.command;
 import io.sluice.broker.control.BackfillClaim;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.EmptyBackfill;
-import io.sluice.broker.partition.RebalanceOutcome;
+import io.sluice.broker.leadership.RebalanceOutcome;
 import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseEncoder;

@@ -1,6 +1,6 @@
 package io.sluice.broker.control;
 
-import io.sluice.broker.partition.PartitionException;
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.protocol.codecs.BackfillClaimAction;
 import io.sluice.protocol.codecs.BackfillClaimPhase;
 import io.sluice.protocol.codecs.ErrorCode;

@@ -1,46 +1,35 @@
 package io.sluice.broker.control;
 
-import io.sluice.broker.partition.ExportingStates;
-import io.sluice.broker.partition.GroupClient;
-import io.sluice.broker.partition.Partition;
+import io.sluice.broker.exporting.ExportingStates;
+import io.sluice.broker.raft.GroupMember;
+import io.sluice.broker.raft.RaftPeers;
+import io.sluice.broker.raft.TransferRetries;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.concurrent.Futures;
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
-import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.TransferLeadershipRequest;
-import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -57,12 +46,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * barrier does not commit, so a broker that starts then exports nothing, and nothing new is paused or resumed.
  * <p>
  * Thread-safe.
+ * <p>
+ * Why a little over 450 lines: besides the Raft member it holds the replica's catching up and the lease expiry,
+ * both small state machines over the same member and scheduler.
  */
 public final class ControlGroup implements ExportingStates, AutoCloseable
 {
     /** The control group's id: the same on every broker, and unlike any partition's. */
-    public static final RaftGroupId GROUP_ID =
-        RaftGroupId.valueOf(UUID.nameUUIDFromBytes("sluice-control-group".getBytes(StandardCharsets.UTF_8)));
+    public static final RaftGroupId GROUP_ID = RaftPeers.groupId("sluice-control-group");
     /** Pause between barrier attempts while the group has no leader or quorum. */
     static final long CATCH_UP_RETRY_MS = 500;
     /** Bound of one barrier attempt. */
@@ -80,20 +71,14 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     }
 
     private final int brokerId;
-    private final RaftGroup group;
-    private final RaftPeerId selfId;
+    private final GroupMember member;
     private final ControlState state;
     private final ControlStateMachine stateMachine;
     private final Listener listener;
     private final ScheduledExecutorService scheduler;
-    private final ClientId clientId = ClientId.randomId();
-    private final AtomicLong callIds = new AtomicLong();
     /** Bumped when the replica must catch up again (a snapshot was installed): a barrier of an older round is stale. */
     private final AtomicLong catchUpRound = new AtomicLong();
     private volatile boolean caughtUp;
-    private volatile boolean closed;
-    private volatile RaftServer server;
-    private final GroupClient client;
     private final java.time.Clock clock = java.time.Clock.systemUTC();
     /** A lease expiry entry in flight: the next check waits for it rather than proposing the same again. */
     private final java.util.concurrent.atomic.AtomicBoolean expiryInFlight = new java.util.concurrent.atomic.AtomicBoolean();
@@ -111,14 +96,12 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         final Parameters clientParameters)
     {
         this.brokerId = brokerId;
-        this.group = group(distribution, voters);
-        this.selfId = Partition.peerId(brokerId);
         this.listener = listener;
         this.scheduler = scheduler;
         // Bounded: a caller gives up at its own deadline, and a request must not retry behind it for ever.
-        this.client = new GroupClient("broker " + brokerId + ", the control group", group, clientProperties,
-            clientParameters, RetryPolicies.retryUpToMaximumCountWithFixedSleep(50, TimeDuration.valueOf(100,
-            TimeUnit.MILLISECONDS)), this::division);
+        this.member = new GroupMember("broker " + brokerId + ", the control group", brokerId, group(distribution, voters),
+            clientProperties, clientParameters, RetryPolicies.retryUpToMaximumCountWithFixedSleep(50,
+            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)), new Refusals(brokerId));
         this.state = new ControlState(brokerId, distribution.partitionCount(), listener);
         this.stateMachine = new ControlStateMachine(brokerId, state, new ControlStateMachine.ReloadListener()
         {
@@ -146,19 +129,14 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         final List<RaftPeer> peers = new ArrayList<>();
         for (int b = 0; b < distribution.brokerCount(); b++)
         {
-            final InetSocketAddress address = distribution.raftAddress(b);
-            peers.add(RaftPeer.newBuilder()
-                .setId(Partition.peerId(b))
-                .setAddress(address.getHostString() + ":" + address.getPort())
-                .setStartupRole(b < voting ? RaftPeerRole.FOLLOWER : RaftPeerRole.LISTENER)
-                .build());
+            peers.add(RaftPeers.peer(distribution, b, b < voting ? RaftPeerRole.FOLLOWER : RaftPeerRole.LISTENER));
         }
         return RaftGroup.valueOf(GROUP_ID, peers);
     }
 
     public RaftGroup raftGroup()
     {
-        return group;
+        return member.group();
     }
 
     public ControlStateMachine stateMachine()
@@ -173,7 +151,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
 
     public void attach(final RaftServer server)
     {
-        this.server = server;
+        member.attach(server);
     }
 
     /** Starts catching up; once the group is added to the Raft server. */
@@ -204,7 +182,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     {
         try
         {
-            if (closed || !caughtUp || !isLeader() || expiryInFlight.get())
+            if (member.isClosed() || !caughtUp || !isLeader() || expiryInFlight.get())
             {
                 return;
             }
@@ -221,7 +199,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
                     if (failure != null)
                     {
                         LOG.warn("broker {}: ending the pause leases that ran out on partitions {} failed (retried): {}",
-                            brokerId, expired.keySet(), Futures.unwrap(failure).toString());
+                            brokerId, expired.keySet(), Futures.unwrapAll(failure).toString());
                     }
                 });
         }
@@ -265,44 +243,26 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     /** This broker's division of the control group, null before it is added or after it closed. */
     public RaftServer.Division division()
     {
-        final RaftServer s = server;
-        if (s == null || closed)
-        {
-            return null;
-        }
-        try
-        {
-            return s.getDivision(GROUP_ID);
-        }
-        catch (final IOException e)
-        {
-            return null;
-        }
+        return member.openDivision();
     }
 
     /** The control group's leader as this replica knows it, or -1. */
     public int leaderId()
     {
-        final RaftServer.Division division = division();
-        return division == null ? -1 : Partition.brokerIdOf(division.getInfo().getLeaderId());
+        return member.knownLeaderId();
     }
 
     /** Whether this replica is the group's ready leader. */
     public boolean isLeader()
     {
-        final RaftServer.Division division = division();
-        if (division == null)
-        {
-            return false;
-        }
-        final DivisionInfo info = division.getInfo();
-        return info.isLeader() && info.isLeaderReady();
+        return member.isReadyLeader();
     }
 
     /**
-     * Commits an entry: proposed in process when this replica leads, through a Raft client to the leader otherwise.
-     * Completes with the entry's index once committed (not yet applied here: {@link #awaitApplied}); fails with
-     * {@link ControlGroupException} when it was refused or could not be sent. The caller bounds the wait.
+     * Commits an entry: proposed in process when this replica leads, through a Raft client to the leader otherwise
+     * ({@link GroupMember#commit}). Completes with the entry's index once committed (not yet applied here:
+     * {@link #awaitApplied}); fails with {@link ControlGroupException} when it was refused or could not be sent. The
+     * caller bounds the wait.
      */
     CompletableFuture<Long> commit(final Message entry)
     {
@@ -319,42 +279,8 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
      */
     CompletableFuture<Committed> commitWithReply(final Message entry)
     {
-        final CompletableFuture<RaftClientReply> reply;
-        try
-        {
-            if (isLeader())
-            {
-                // The local leader refuses while it hands its leadership over (a controlled shutdown, a rebalance):
-                // the Raft client then finds the new leader and retries there, within the caller's bound.
-                reply = submitLocal(entry).thenCompose((r) -> refusedAsNoLongerLeading(r) ?
-                    client().async().send(entry) : CompletableFuture.completedFuture(r));
-            }
-            else
-            {
-                reply = client().async().send(entry);
-            }
-        }
-        catch (final IOException | RuntimeException e)
-        {
-            return CompletableFuture.failedFuture(new ControlGroupException("broker " + brokerId +
-                ": cannot send to the control group: " + e));
-        }
-        return reply.thenApply((r) ->
-        {
-            if (!r.isSuccess())
-            {
-                throw new ControlGroupException("broker " + brokerId + ": the control group refused an entry: " +
-                    r.getException());
-            }
-            return new Committed(r.getLogIndex(), r.getMessage() == null ? ByteString.EMPTY : r.getMessage().getContent());
-        });
-    }
-
-    private static boolean refusedAsNoLongerLeading(final RaftClientReply reply)
-    {
-        return !reply.isSuccess() && (reply.getNotLeaderException() != null ||
-            reply.getException() instanceof LeaderSteppingDownException ||
-            reply.getLeaderNotReadyException() != null);
+        return member.commit(entry).thenApply((r) ->
+            new Committed(r.getLogIndex(), r.getMessage() == null ? ByteString.EMPTY : r.getMessage().getContent()));
     }
 
     /**
@@ -363,8 +289,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
      */
     long commitIndex()
     {
-        final RaftServer.Division division = division();
-        return division == null ? -1 : division.getRaftLog().getLastCommittedIndex();
+        return member.commitIndex();
     }
 
     /** Completes once this replica has applied the entry at {@code index}. */
@@ -373,21 +298,32 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         return stateMachine.awaitApplied(index);
     }
 
-    private CompletableFuture<RaftClientReply> submitLocal(final Message message) throws IOException
+    /** The control group's refusals, all one {@link ControlGroupException}: its callers only report them. */
+    private record Refusals(int brokerId) implements GroupMember.Refusals
     {
-        return server.submitClientRequestAsync(RaftClientRequest.newBuilder()
-            .setClientId(clientId)
-            .setServerId(selfId)
-            .setGroupId(GROUP_ID)
-            .setCallId(callIds.incrementAndGet())
-            .setMessage(message)
-            .setType(RaftClientRequest.writeRequestType())
-            .build());
-    }
+        @Override
+        public RuntimeException notLeader(final int leaderId, final Throwable cause)
+        {
+            return refused(cause);
+        }
 
-    private RaftClient client()
-    {
-        return client.get(() -> new ControlGroupException("broker " + brokerId + ": closed"));
+        @Override
+        public RuntimeException leaderNotReady(final Throwable cause)
+        {
+            return refused(cause);
+        }
+
+        @Override
+        public RuntimeException refused(final Throwable cause)
+        {
+            return new ControlGroupException("broker " + brokerId + ": the control group refused an entry: " + cause);
+        }
+
+        @Override
+        public RuntimeException unavailable(final String why)
+        {
+            return new ControlGroupException("broker " + brokerId + ": cannot send to the control group: " + why);
+        }
     }
 
     /**
@@ -402,41 +338,46 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         {
             return -1;
         }
-        final long deadline = System.nanoTime() + bound.toNanos();
-        for (final RaftPeer peer : division.getGroup().getPeers())
+        final Iterator<Integer> voters = division.getGroup().getPeers().stream()
+            .filter((peer) -> !peer.getId().equals(member.selfId()) && peer.getStartupRole() != RaftPeerRole.LISTENER)
+            .map((peer) -> RaftPeers.brokerIdOf(peer.getId()))
+            .iterator();
+        // Each voter once, while at least 100 ms are left; the first that takes the leadership ends it.
+        final TransferRetries.Plan plan = (last, remainingNanos) ->
         {
-            final long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (peer.getId().equals(selfId) || peer.getStartupRole() == RaftPeerRole.LISTENER || leftMs < 100)
+            if (last != null && !last.succeeded())
             {
-                continue;
+                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
+                    last.targetBrokerId(), last.failure().toString());
             }
-            try
+            if (last != null && last.succeeded())
             {
-                final RaftClientReply reply = server.transferLeadershipAsync(
-                    new TransferLeadershipRequest(clientId, selfId, GROUP_ID,
-                        callIds.incrementAndGet(), peer.getId(), Math.min(leftMs, 2_000)))
-                    .get(Math.min(leftMs, 2_000) + 500, TimeUnit.MILLISECONDS);
-                if (reply.isSuccess())
+                return new TransferRetries.Stop(null);
+            }
+            return voters.hasNext() && remainingNanos >= TimeUnit.MILLISECONDS.toNanos(100) ?
+                new TransferRetries.Transfer(voters.next()) : new TransferRetries.Stop(null);
+        };
+        final TransferRetries.Attempt attempt = (target, remainingNanos) ->
+        {
+            final long timeoutMs = Math.min(TimeUnit.NANOSECONDS.toMillis(remainingNanos), 2_000);
+            return member.transferLeadership(target, timeoutMs).orTimeout(timeoutMs + 500, TimeUnit.MILLISECONDS)
+                .thenApply((reply) ->
                 {
-                    final int to = Partition.brokerIdOf(peer.getId());
-                    LOG.info("broker {}: handed the control group's leadership to broker {}", brokerId, to);
-                    return to;
-                }
-                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
-                    Partition.brokerIdOf(peer.getId()), reply.getException());
-            }
-            catch (final ExecutionException | TimeoutException | IOException e)
-            {
-                LOG.info("broker {}: broker {} did not take the control group's leadership: {}", brokerId,
-                    Partition.brokerIdOf(peer.getId()), e.toString());
-            }
-            catch (final InterruptedException e)
-            {
-                Thread.currentThread().interrupt();
-                return -1;
-            }
+                    if (!reply.isSuccess())
+                    {
+                        throw new CompletionException(reply.getException());
+                    }
+                    return target;
+                });
+        };
+        final TransferRetries.Attempted last = TransferRetries.run(plan, attempt,
+            System.nanoTime() + bound.toNanos(), 0, System::nanoTime).join().last();
+        if (last == null || !last.succeeded())
+        {
+            return -1;
         }
-        return -1;
+        LOG.info("broker {}: handed the control group's leadership to broker {}", brokerId, last.leader());
+        return last.leader();
     }
 
     // ------------------------------------------------------------------------------------------- catching up
@@ -450,7 +391,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
 
     private void catchUp(final long round)
     {
-        if (closed || round != catchUpRound.get())
+        if (member.isClosed() || round != catchUpRound.get())
         {
             return;
         }
@@ -466,7 +407,7 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
             .orTimeout(CATCH_UP_ATTEMPT_MS, TimeUnit.MILLISECONDS)
             .whenComplete((index, failure) ->
             {
-                if (closed || round != catchUpRound.get())
+                if (member.isClosed() || round != catchUpRound.get())
                 {
                     return;
                 }
@@ -495,12 +436,12 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
                 if (attempts == 1)
                 {
                     LOG.info("broker {}: waiting for the control group to catch up with ({}); nothing is exported here " +
-                        "until then", brokerId, Futures.unwrap(failure).toString());
+                        "until then", brokerId, Futures.unwrapAll(failure).toString());
                 }
                 else if (attempts % 20 == 0)
                 {
                     LOG.warn("broker {}: control group replica not caught up yet ({} attempts; no control quorum?): {}; " +
-                        "nothing is exported here until it is", brokerId, attempts, Futures.unwrap(failure).toString());
+                        "nothing is exported here until it is", brokerId, attempts, Futures.unwrapAll(failure).toString());
                 }
                 try
                 {
@@ -516,12 +457,11 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     @Override
     public void close()
     {
-        closed = true;
+        member.close();
         final java.util.concurrent.ScheduledFuture<?> checks = leaseChecks;
         if (checks != null)
         {
             checks.cancel(false);
         }
-        client.close();
     }
 }

@@ -4,7 +4,7 @@ import io.sluice.broker.log.codecs.ControlSnapshotDecoder;
 import io.sluice.broker.log.codecs.ControlSnapshotEncoder;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderEncoder;
-import io.sluice.broker.partition.SnapshotFile;
+import io.sluice.broker.raft.SnapshotFile;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;

@@ -1,11 +1,8 @@
 package io.sluice.broker.control;
 
-import io.sluice.broker.partition.ReplicatedStateAdapter;
+import io.sluice.broker.raft.ReplicatedStateAdapter;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
@@ -70,12 +67,9 @@ public final class ControlStateMachine extends ReplicatedStateAdapter
     }
 
     @Override
-    public void initialize(final RaftServer server, final RaftGroupId groupId, final RaftStorage raftStorage)
-        throws IOException
+    protected void initStorage(final RaftStorage raftStorage) throws IOException
     {
-        super.initialize(server, groupId, raftStorage);
         storage.init(raftStorage);
-        getLifeCycle().startAndTransition(this::load);
     }
 
     @Override
@@ -89,12 +83,13 @@ public final class ControlStateMachine extends ReplicatedStateAdapter
     @Override
     public void reinitialize() throws IOException
     {
-        reload(this::load);
+        reload();
         LOG.info("broker {}: control group state reloaded from installed snapshot {}", brokerId, storage.getLatestSnapshot());
         reloadListener.onReloaded();
     }
 
-    private void load() throws IOException
+    @Override
+    protected void load() throws IOException
     {
         final SingleFileSnapshotInfo latest = storage.loadLatestSnapshot();
         if (latest == null)
@@ -121,20 +116,14 @@ public final class ControlStateMachine extends ReplicatedStateAdapter
     }
 
     @Override
-    public long takeSnapshot() throws IOException
+    protected void saveSnapshot(final TermIndex last) throws IOException
     {
-        final TermIndex last = getLastAppliedTermIndex();
-        if (last == null || last.getIndex() <= 0)
-        {
-            return RaftLog.INVALID_LOG_INDEX;
-        }
         final File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
         state.snapshot().writeTo(file.toPath());
         final var md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
         storage.cleanupOldSnapshots(KEEP_TWO);
         LOG.info("broker {}: control group snapshot at {}", brokerId, last);
-        return last.getIndex();
     }
 
     @Override

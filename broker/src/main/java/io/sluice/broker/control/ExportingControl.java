@@ -1,7 +1,7 @@
 package io.sluice.broker.control;
 
 import io.sluice.broker.partition.Partition;
-import io.sluice.broker.partition.PartitionException;
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.concurrent.Futures;
 
@@ -82,7 +82,7 @@ public final class ExportingControl
             .orTimeout(adminTimeout.toMillis(), TimeUnit.MILLISECONDS)
             .exceptionally((failure) ->
             {
-                throw toPartitionException(partitionId, change, Futures.unwrap(failure));
+                throw toPartitionException(partitionId, change, Futures.unwrapAll(failure));
             });
     }
 

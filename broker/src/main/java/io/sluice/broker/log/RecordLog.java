@@ -47,6 +47,10 @@ import java.util.zip.CRC32C;
  * Thread-safety: appends, rolls and compaction come from the state machine's apply thread; reads from
  * exporter threads. Every method is synchronized; reads copy into the caller's buffer, through the file channel
  * (which sees what the mapping wrote: one page cache), so no reader touches a mapping that a roll unmaps.
+ * <p>
+ * Why about 750 lines: it is the one owner of the segment files and of the lock every read and write takes; its
+ * frames' layout is {@link RecordFrame}'s and the space reservation {@link SegmentSpace}'s, and what is left (open and
+ * scan, append, read, roll, compact, flush) shares the segments' state under that one monitor.
  */
 public final class RecordLog implements AutoCloseable
 {

@@ -82,7 +82,7 @@ public final class EmptyReplicaNudger implements AutoCloseable
         final long now = System.nanoTime();
         for (final Replica replica : replicas)
         {
-            final RaftServer.Division division = replica.partition.division();
+            final RaftServer.Division division = replica.partition.member().division();
             if (division == null)
             {
                 continue;

@@ -1,5 +1,20 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.leadership.FollowerSync;
+import io.sluice.broker.leadership.LeadershipTransfer;
+import io.sluice.broker.leadership.LocalWrites;
+import io.sluice.broker.leadership.Replica;
+import io.sluice.broker.leadership.RebalanceOutcome;
+import io.sluice.broker.errors.PartitionErrors;
+import io.sluice.broker.exporting.ExporterDirector;
+import io.sluice.broker.exporting.ExportingStates;
+import io.sluice.broker.exporting.ExportingView;
+import io.sluice.broker.exporting.UnavailableRange;
+import io.sluice.broker.errors.PartitionException;
+import io.sluice.broker.append.AppendBatcher;
+import io.sluice.broker.append.AppendEntries;
+import io.sluice.broker.append.AppendOutcomes;
+import io.sluice.broker.append.AppendPositions;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.backfill.PartitionBackfills;
@@ -7,87 +22,63 @@ import io.sluice.broker.backfill.RecordLogBackfillSource;
 import io.sluice.broker.backfill.SpiBackfillExporterFactory;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
+import io.sluice.broker.raft.GroupMember;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.TransferLeadershipRequest;
-import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
-import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
-import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.TimeDuration;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One partition replica on this broker: its Raft group's division, state machine, exporter director and Raft client,
- * and the operations the command and admin API run on it, over Ratis. What those operations decide lives beside it:
- * {@link LeadershipTransfer} (transfers, the write hold, the stuck step-down guard), {@link FollowerSync} (whom a
- * leadership can go to) and {@link StateEntries} (the entries it proposes besides records). Its exporting state is the
- * cluster control group's ({@link ExportingView}); pauses and resumes are the control group's too. Thread-safe.
+ * One partition replica on this broker: its Raft group's member, state machine and exporter director, and the
+ * operations the command and admin API run on it. What those operations decide lives beside it: {@link LocalWrites}
+ * (every proposal and the hold on them), {@link LeadershipTransfer} (transfers, the stuck step-down guard),
+ * {@link FollowerSync} (whom a leadership can go to) and {@link StateEntries} (the entries it proposes besides
+ * records). Its exporting state is the cluster control group's ({@link ExportingView}); pauses and resumes are the
+ * control group's too. Thread-safe.
+ * <p>
+ * Why a little over 450 lines: it composes the replica's parts (Raft member, state machine, append path, exporting,
+ * leadership, backfills) and is the one entry point the command API and the broker call; each part's logic lives in
+ * its own package.
  */
-public final class Partition implements PartitionListener, AutoCloseable
+public final class Partition implements PartitionListener, Replica, AutoCloseable
 {
-    private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
-    private static final String PEER_PREFIX = "broker-";
-    /** How long an append waits for a new leader to become ready before the leader-not-ready answer. */
-    private static final long LEADER_READY_WAIT_MS = 1_000;
-    /**
-     * How long a proposal held by a leadership transfer or a stopping broker waits for it: a transfer to an in-sync
-     * replica ends in well under a second, an attempt at {@link LeadershipTransfer#ATTEMPT}; callers' deadlines
-     * bound it further.
-     */
-    static final Duration HELD_WRITE_WAIT = Duration.ofSeconds(3);
-    private static final long LEADER_READY_POLL_MS = 5;
-
     private final int brokerId;
     private final int partitionId;
     private final int preferredBrokerId;
-    private final RaftGroup group;
-    private final RaftPeerId selfId;
+    private final GroupMember member;
+    private final PartitionErrors errors;
     private final PartitionStateMachine stateMachine;
     /** The replicated state the state machine applies to (the same object for the replica's whole life). */
     private final PartitionState state;
     private final ExportingView exporting;
     private final ExporterDirector director;
     private final PartitionBackfills backfills;
-    private final ClientId clientId = ClientId.randomId();
-    private final AtomicLong callIds = new AtomicLong();
     private final AppendBatcher batcher;
     private final FollowerSync followers;
     private final LeadershipTransfer transfers;
-    private volatile RaftServer server;
-    private volatile RaftServer.Division cachedDivision;
-    private final GroupClient client;
-    private volatile boolean closed;
+    private final LocalWrites writes;
     /** Set once the broker stops: exporters stay stopped and nothing takes the leadership back here. */
     private volatile boolean stopping;
     /** Where work a Ratis callback must not wait for runs (the exporters' scheduler). */
@@ -112,17 +103,15 @@ public final class Partition implements PartitionListener, AutoCloseable
         this.brokerId = brokerId;
         this.partitionId = partitionId;
         this.preferredBrokerId = preferredBrokerId;
-        this.group = group;
-        this.selfId = peerId(brokerId);
+        this.errors = new PartitionErrors(partitionId, brokerId);
+        this.member = new GroupMember(errors.replica(), brokerId, group, clientProperties, clientParameters,
+            RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)), errors);
         this.batcher = new AppendBatcher(partitionId, this::appendEntry, System::currentTimeMillis);
-        this.client = new GroupClient("partition " + partitionId + " on broker " + brokerId, group, clientProperties,
-            clientParameters, RetryPolicies.retryForeverWithSleep(TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)),
-            this::division);
         this.stateMachine = new PartitionStateMachine(brokerId, partitionId, exporters.keySet(), segmentSizeBytes, this);
         this.state = stateMachine.state();
         this.exporting = new ExportingView(partitionId, exportingStates, state.exportGate());
         this.director = new ExporterDirector(brokerId, partitionId, state, exporting, exporters, registry, dataDir,
-            exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), this::leaderTerm);
+            exporterScheduler, this::submitExporterPositions, ackInterval.toMillis(), member::leaderTerm);
         this.exporterScheduler = exporterScheduler;
         this.backfills = new PartitionBackfills(brokerId, partitionId, state,
             new RecordLogBackfillSource(partitionId, state::recordLog),
@@ -135,72 +124,47 @@ public final class Partition implements PartitionListener, AutoCloseable
         stateMachine.backfills(backfills);
         this.followers = new FollowerSync(this);
         this.transfers = new LeadershipTransfer(this, followers);
+        this.writes = new LocalWrites(member, errors, () -> stopping, transfers::noteWriteOutcome);
     }
 
     public static RaftGroupId groupId(final int partitionId)
     {
-        return RaftGroupId.valueOf(
-            UUID.nameUUIDFromBytes(("sluice-partition-" + partitionId).getBytes(StandardCharsets.UTF_8)));
-    }
-
-    public static RaftPeerId peerId(final int brokerId)
-    {
-        return RaftPeerId.valueOf(PEER_PREFIX + brokerId);
-    }
-
-    /** Broker id of a peer id, or -1 when it is null or not a broker's. */
-    public static int brokerIdOf(final RaftPeerId peerId)
-    {
-        if (peerId == null)
-        {
-            return -1;
-        }
-        final String id = peerId.toString();
-        if (!id.startsWith(PEER_PREFIX))
-        {
-            return -1;
-        }
-        try
-        {
-            return Integer.parseInt(id.substring(PEER_PREFIX.length()));
-        }
-        catch (final NumberFormatException e)
-        {
-            return -1;
-        }
-    }
-
-    /** The current term while this replica leads, else -1 (what the director checks its run against). */
-    private long leaderTerm()
-    {
-        final RaftServer.Division division = division();
-        if (division == null)
-        {
-            return -1;
-        }
-        final DivisionInfo info = division.getInfo();
-        return info.isLeader() ? info.getCurrentTerm() : -1;
+        return RaftPeers.groupId("sluice-partition-" + partitionId);
     }
 
     public void attach(final RaftServer server)
     {
-        this.server = server;
-        this.cachedDivision = null;
+        member.attach(server);
     }
 
+    @Override
     public int partitionId()
     {
         return partitionId;
     }
 
-    int brokerId()
+    @Override
+    public int brokerId()
     {
         return brokerId;
     }
 
     public RaftGroup group()
     {
-        return group;
+        return member.group();
+    }
+
+    /** This replica's member of the partition's Raft group. */
+    @Override
+    public GroupMember member()
+    {
+        return member;
+    }
+
+    @Override
+    public LocalWrites writes()
+    {
+        return writes;
     }
 
     public PartitionStateMachine stateMachine()
@@ -236,80 +200,52 @@ public final class Partition implements PartitionListener, AutoCloseable
         return followers;
     }
 
-    boolean isClosed()
-    {
-        return closed;
-    }
-
-    boolean isStopping()
+    @Override
+    public boolean isStopping()
     {
         return stopping;
     }
 
-    /** NOT_LEADER (with the known leader) when this replica does not lead the partition now, else null. */
+    @Override
+    public void stopExporting()
+    {
+        director.stop();
+        backfills.onLeadershipLost();
+    }
+
+    @Override
+    public void resumeExporting()
+    {
+        onLeaderReady(partitionId);
+    }
+
+    @Override
     public PartitionException notLeaderError()
     {
-        final RaftServer.Division division = openDivision();
+        final RaftServer.Division division = member.openDivision();
         if (division == null)
         {
-            return unavailable("not started");
+            return errors.unavailable("not started");
         }
         final DivisionInfo info = division.getInfo();
-        return info.isLeader() ? null : notLeader(brokerIdOf(info.getLeaderId()));
+        return info.isLeader() ? null : errors.notLeader(RaftPeers.brokerIdOf(info.getLeaderId()));
     }
 
     public boolean isLeader()
     {
-        final RaftServer.Division division = openDivision();
-        return division != null && division.getInfo().isLeader();
+        return member.isLeader();
     }
 
     /** The broker this replica believes leads the partition, or -1. */
     public int knownLeaderId()
     {
-        final RaftServer.Division division = division();
-        return division == null ? -1 : brokerIdOf(division.getInfo().getLeaderId());
+        return member.knownLeaderId();
     }
 
-    /** The broker that should lead this partition when it can: the first of the partition's placement. */
+    @Override
     public int preferredBrokerId()
     {
         return preferredBrokerId;
-    }
-
-    /** The group's division while this replica is not closed, else null. */
-    RaftServer.Division openDivision()
-    {
-        final RaftServer.Division division = division();
-        return closed ? null : division;
-    }
-
-    /**
-     * The group's division on this broker, looked up once: the exporter checks leadership on every run, and
-     * Ratis's lookup goes through a future per call. Null until the server has the group.
-     */
-    RaftServer.Division division()
-    {
-        final RaftServer.Division cached = cachedDivision;
-        if (cached != null)
-        {
-            return cached;
-        }
-        final RaftServer server = this.server;
-        if (server == null)
-        {
-            return null;
-        }
-        try
-        {
-            final RaftServer.Division found = server.getDivision(group.getGroupId());
-            cachedDivision = found;
-            return found;
-        }
-        catch (final Exception e)
-        {
-            return null;
-        }
     }
 
     // ------------------------------------------------------------------------------------------- leadership
@@ -317,7 +253,7 @@ public final class Partition implements PartitionListener, AutoCloseable
     @Override
     public void onLeaderReady(final int partitionId)
     {
-        final RaftServer.Division division = openDivision();
+        final RaftServer.Division division = member.openDivision();
         if (division == null)
         {
             return;
@@ -329,7 +265,8 @@ public final class Partition implements PartitionListener, AutoCloseable
         stateMachine.awaitApplied(commitIndex).thenRunAsync(() ->
         {
             final DivisionInfo info = division.getInfo();
-            if (!closed && !stopping && !transfers.isRunning() && info.isLeader() && info.getCurrentTerm() == term)
+            if (!member.isClosed() && !stopping && !transfers.isRunning() && info.isLeader() &&
+                info.getCurrentTerm() == term)
             {
                 director.start(term);
                 backfills.onBecomeLeader();
@@ -343,7 +280,7 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public void checkLeadership()
     {
-        final RaftServer.Division division = openDivision();
+        final RaftServer.Division division = member.openDivision();
         if (division == null || stopping || transfers.isRunning())
         {
             return;
@@ -360,7 +297,8 @@ public final class Partition implements PartitionListener, AutoCloseable
     public void onLeaderChanged(final int partitionId, final RaftPeerId newLeaderId)
     {
         transfers.onLeaderChanged();
-        if (newLeaderId == null || !newLeaderId.equals(selfId))
+        writes.wakeHeld();
+        if (newLeaderId == null || !newLeaderId.equals(member.selfId()))
         {
             // On a Ratis thread: neither waits for an export in flight.
             director.stopUnlessLeading();
@@ -421,7 +359,7 @@ public final class Partition implements PartitionListener, AutoCloseable
         stopping = true;
         // Writes arriving now would only make the followers lag behind the handover; clients retry them on the
         // next leader.
-        transfers.holdWritesForStop();
+        writes.hold(true);
         director.stop();
         backfills.onLeadershipLost();
     }
@@ -439,47 +377,24 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public CompletableFuture<AppendPositions> append(final byte[] batch)
     {
-        final RaftServer.Division division = division();
+        final RaftServer.Division division = member.division();
         if (division != null && !division.getInfo().isLeader() && !transfers.isRunning())
         {
-            return CompletableFuture.failedFuture(notLeader(brokerIdOf(division.getInfo().getLeaderId())));
+            return CompletableFuture.failedFuture(errors.notLeader(RaftPeers.brokerIdOf(division.getInfo().getLeaderId())));
         }
-        // A running transfer or a new leader not ready yet makes the proposal wait (submitLocal), not fail.
+        // A running transfer or a new leader not ready yet makes the proposal wait (LocalWrites), not fail.
         return batcher.append(batch);
-    }
-
-    /** Completes once this replica is a ready leader, is no longer leader, or the deadline passed. */
-    private static CompletableFuture<Void> whenLeaderReady(final RaftServer.Division division, final long deadlineNanos)
-    {
-        final DivisionInfo info = division.getInfo();
-        if (!info.isLeader() || info.isLeaderReady() || System.nanoTime() - deadlineNanos >= 0)
-        {
-            return CompletableFuture.completedFuture(null);
-        }
-        return CompletableFuture.runAsync(() -> { },
-                CompletableFuture.delayedExecutor(LEADER_READY_POLL_MS, TimeUnit.MILLISECONDS))
-            .thenCompose((ignored) -> whenLeaderReady(division, deadlineNanos));
     }
 
     private CompletableFuture<AppendOutcomes> appendEntry(final ByteString entry)
     {
-        final PartitionException notLeader = notLeaderError();
-        if (notLeader != null)
+        return proposeOnLeader(Message.valueOf(entry)).thenApply((reply) ->
         {
-            return CompletableFuture.failedFuture(notLeader);
-        }
-        return submitLocal(Message.valueOf(entry)).thenApply((reply) ->
-        {
-            if (!reply.isSuccess())
-            {
-                throw toPartitionException(reply);
-            }
             final AppendOutcomes result = PartitionStateMachine.decodeAppendResult(reply.getMessage());
             if (result == null)
             {
                 throw new PartitionException(ErrorCode.INTERNAL_ERROR, partitionId, -1,
-                    "partition " + partitionId + " on broker " + brokerId + ": append entry " + reply.getLogIndex() +
-                    " gave no positions");
+                    errors.replica() + ": append entry " + reply.getLogIndex() + " gave no positions");
             }
             return result;
         });
@@ -488,147 +403,36 @@ public final class Partition implements PartitionListener, AutoCloseable
     /** Proposes a backfill entry on the local leader; completes once applied here. */
     private CompletableFuture<Void> replicateBackfill(final BackfillEntry entry)
     {
+        return proposeOnLeader(StateEntries.backfill(entry))
+            .thenCompose((reply) -> stateMachine.awaitApplied(reply.getLogIndex()));
+    }
+
+    /** Proposes on this replica while it leads; completes with the successful reply, fails with a refusal's error. */
+    private CompletableFuture<RaftClientReply> proposeOnLeader(final Message message)
+    {
         final PartitionException notLeader = notLeaderError();
         if (notLeader != null)
         {
             return CompletableFuture.failedFuture(notLeader);
         }
-        return submitLocal(StateEntries.backfill(entry)).thenCompose((reply) ->
+        return writes.submit(message).thenApply((reply) ->
         {
             if (!reply.isSuccess())
             {
-                throw toPartitionException(reply);
+                throw member.refusal(reply);
             }
-            return stateMachine.awaitApplied(reply.getLogIndex());
+            return reply;
         });
     }
 
     private CompletableFuture<Object> submitExporterPositions(
         final Map<String, Long> positions, final Map<String, UnavailableRange> unavailable)
     {
-        if (leaderTerm() < 0)
+        if (member.leaderTerm() < 0)
         {
             return CompletableFuture.completedFuture(null);
         }
-        return submitLocal(StateEntries.exporterPositions(positions, unavailable)).thenApply((r) -> r);
-    }
-
-    // ------------------------------------------------------------------------------------------- Ratis
-
-    /**
-     * Proposes an entry to this replica's Raft server in process. While local writes are held ({@link
-     * LeadershipTransfer}: a transfer starting, the broker stopping) the proposal waits for the hold to end, at most
-     * {@link #HELD_WRITE_WAIT}: it is then proposed here if this replica still leads, or fails NOT_LEADER naming the
-     * new leader, so the sender goes there at once. A new leader not ready yet is waited for the same way. Only a
-     * hold outliving the wait fails UNAVAILABLE.
-     */
-    CompletableFuture<RaftClientReply> submitLocal(final Message message)
-    {
-        return submitLocal(message, System.nanoTime() + HELD_WRITE_WAIT.toNanos());
-    }
-
-    private CompletableFuture<RaftClientReply> submitLocal(final Message message, final long deadlineNanos)
-    {
-        final CompletableFuture<Void> holdChanged = transfers.holdChanged();
-        if (!transfers.admitLocalWrite())
-        {
-            final long leftNanos = deadlineNanos - System.nanoTime();
-            if (closed || leftNanos <= 0)
-            {
-                return CompletableFuture.failedFuture(unavailable(stopping ?
-                    "broker " + brokerId + " is stopping and hands its leaderships over" :
-                    "a leadership transfer is running"));
-            }
-            return holdChanged.copy().completeOnTimeout(null, leftNanos, TimeUnit.NANOSECONDS)
-                .thenCompose((ignored) -> afterHold(message, deadlineNanos));
-        }
-        final RaftServer.Division division = division();
-        if (division != null && division.getInfo().isLeader() && !division.getInfo().isLeaderReady())
-        {
-            // A new leader refuses writes until its first entry commits: wait for that briefly rather than refuse.
-            transfers.localWriteEnded(null);
-            return whenLeaderReady(division, Math.min(deadlineNanos,
-                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LEADER_READY_WAIT_MS)))
-                .thenCompose((ignored) -> proposeLocal(message));
-        }
-        return proposeAdmitted(message);
-    }
-
-    /** The hold ended, the leader changed, or the wait is over: propose here while leading, else name the leader. */
-    private CompletableFuture<RaftClientReply> afterHold(final Message message, final long deadlineNanos)
-    {
-        final RaftServer.Division division = division();
-        if (division != null && division.getInfo().isLeader())
-        {
-            return submitLocal(message, deadlineNanos);
-        }
-        return newLeaderKnown(deadlineNanos).thenApply((leader) ->
-        {
-            throw notLeader(leader);
-        });
-    }
-
-    /**
-     * The leader once one other than this replica is known (a handover's election takes a moment to be heard of), or
-     * -1 at the deadline.
-     */
-    private CompletableFuture<Integer> newLeaderKnown(final long deadlineNanos)
-    {
-        final RaftServer.Division division = division();
-        final int leader = division == null ? -1 : brokerIdOf(division.getInfo().getLeaderId());
-        if ((leader >= 0 && leader != brokerId) || closed || System.nanoTime() - deadlineNanos >= 0)
-        {
-            return CompletableFuture.completedFuture(leader == brokerId ? -1 : leader);
-        }
-        return CompletableFuture.runAsync(() -> { },
-                CompletableFuture.delayedExecutor(LEADER_READY_POLL_MS, TimeUnit.MILLISECONDS))
-            .thenCompose((ignored) -> newLeaderKnown(deadlineNanos));
-    }
-
-    /** Proposes without waiting again: a write that waited for a ready leader is not held a second time. */
-    private CompletableFuture<RaftClientReply> proposeLocal(final Message message)
-    {
-        if (!transfers.admitLocalWrite())
-        {
-            return submitLocal(message);
-        }
-        return proposeAdmitted(message);
-    }
-
-    /** Proposes a write {@link LeadershipTransfer#admitLocalWrite admitted} before. */
-    private CompletableFuture<RaftClientReply> proposeAdmitted(final Message message)
-    {
-        final RaftClientRequest request = RaftClientRequest.newBuilder()
-            .setClientId(clientId)
-            .setServerId(selfId)
-            .setGroupId(group.getGroupId())
-            .setCallId(callIds.incrementAndGet())
-            .setMessage(message)
-            .setType(RaftClientRequest.writeRequestType())
-            .build();
-        try
-        {
-            return server.submitClientRequestAsync(request)
-                .whenComplete((reply, error) -> transfers.localWriteEnded(reply));
-        }
-        catch (final Exception e)
-        {
-            transfers.localWriteEnded(null);
-            return CompletableFuture.failedFuture(unavailable(e.toString()));
-        }
-    }
-
-    /** Sends an entry to the group's leader through this replica's Raft client. */
-    CompletableFuture<RaftClientReply> submitThroughClient(final Message message)
-    {
-        try
-        {
-            return client().async().send(message);
-        }
-        catch (final Exception e)
-        {
-            return CompletableFuture.failedFuture(unavailable(e.toString()));
-        }
+        return writes.submit(StateEntries.exporterPositions(positions, unavailable)).thenApply((r) -> r);
     }
 
     /**
@@ -637,63 +441,14 @@ public final class Partition implements PartitionListener, AutoCloseable
      */
     public CompletableFuture<RaftClientReply> snapshotNow(final long timeoutMs)
     {
-        final RaftServer server = this.server;
-        if (server == null)
-        {
-            return CompletableFuture.failedFuture(unavailable("not started"));
-        }
-        return server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(clientId, selfId,
-            group.getGroupId(), callIds.incrementAndGet(), timeoutMs, 1));
-    }
-
-    /** Asks this replica's Raft server to hand the leadership to {@code target}, or to step down when it is null. */
-    CompletableFuture<RaftClientReply> submitTransfer(final RaftPeerId target, final long timeoutMs) throws IOException
-    {
-        return server.transferLeadershipAsync(new TransferLeadershipRequest(clientId, selfId, group.getGroupId(),
-            callIds.incrementAndGet(), target, timeoutMs));
-    }
-
-    private RaftClient client()
-    {
-        return client.get(() -> unavailable("closed"));
-    }
-
-    PartitionException toPartitionException(final RaftClientReply reply)
-    {
-        final NotLeaderException notLeader = reply.getNotLeaderException();
-        if (notLeader != null)
-        {
-            final RaftPeer suggested = notLeader.getSuggestedLeader();
-            return notLeader(suggested == null ? -1 : brokerIdOf(suggested.getId()));
-        }
-        final LeaderNotReadyException notReady = reply.getLeaderNotReadyException();
-        if (notReady != null)
-        {
-            return new PartitionException(ErrorCode.NOT_LEADER, partitionId, brokerId,
-                "partition " + partitionId + " on broker " + brokerId + ": leader not ready yet (leader is " +
-                brokerId + ")");
-        }
-        return unavailable(String.valueOf(reply.getException()));
-    }
-
-    private PartitionException notLeader(final int leaderId)
-    {
-        return new PartitionException(ErrorCode.NOT_LEADER, partitionId, leaderId,
-            "partition " + partitionId + " on broker " + brokerId + ": not leader (leader is " +
-            (leaderId < 0 ? "unknown" : String.valueOf(leaderId)) + ")");
-    }
-
-    PartitionException unavailable(final String why)
-    {
-        return new PartitionException(ErrorCode.UNAVAILABLE, partitionId, -1,
-            "partition " + partitionId + " on broker " + brokerId + ": unavailable: " + why);
+        return member.snapshotNow(timeoutMs);
     }
 
     // ------------------------------------------------------------------------------------------- status
 
     public PartitionStatus status()
     {
-        final RaftServer.Division division = division();
+        final RaftServer.Division division = member.division();
         PartitionRole role = PartitionRole.INACTIVE;
         long term = 0;
         int leaderId = -1;
@@ -708,7 +463,7 @@ public final class Partition implements PartitionListener, AutoCloseable
                 default -> PartitionRole.INACTIVE;
             };
             term = info.getCurrentTerm();
-            leaderId = brokerIdOf(info.getLeaderId());
+            leaderId = RaftPeers.brokerIdOf(info.getLeaderId());
         }
         final Map<String, Long> positions = new LinkedHashMap<>();
         state.exporterIds().stream().sorted()
@@ -721,10 +476,9 @@ public final class Partition implements PartitionListener, AutoCloseable
     @Override
     public void close()
     {
-        closed = true;
-        transfers.wakeHeldWrites();
+        member.close();
+        writes.wakeHeld();
         director.stop();
         backfills.close();
-        client.close();
     }
 }

@@ -1,5 +1,6 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.append.AppendIdempotency;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;

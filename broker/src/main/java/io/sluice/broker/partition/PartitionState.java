@@ -1,11 +1,19 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.exporting.ExportedState;
+import io.sluice.broker.exporting.ExportGate;
+import io.sluice.broker.exporting.ExportingView;
+import io.sluice.broker.exporting.UnavailableRange;
+import io.sluice.broker.append.AppendEntries;
+import io.sluice.broker.append.AppendApplier;
+import io.sluice.broker.append.AppendIdempotency;
+import io.sluice.broker.append.AppendReplies;
+import io.sluice.broker.append.EntryBytes;
 import io.sluice.broker.backfill.BackfillCodecException;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.RecordLog;
 import io.sluice.broker.log.SegmentSpace;
 import io.sluice.broker.log.codecs.AppendEntryDecoder;
-import io.sluice.broker.log.codecs.AppendOutcome;
 import io.sluice.broker.log.codecs.BackfillAttemptFailedEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillAttemptStartedEntryDecoder;
 import io.sluice.broker.log.codecs.BackfillCancelEntryDecoder;
@@ -16,6 +24,7 @@ import io.sluice.broker.log.codecs.IdempotentAppendEntryDecoder;
 import io.sluice.broker.log.codecs.MessageHeaderDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,11 +32,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -51,8 +58,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * getters are safe from any thread. {@link #exportGate()} is held around every export (director and backfills)
  * and by a pause's answer ({@link ExportingView#awaitExportsStopped}), so once a pause is answered nothing is
  * exported; it is also held while a reset to latest moves an exporter's position.
+ * <p>
+ * Why a little over 450 lines: it is the replicated state's one apply path (one dispatch on the template id) and its
+ * snapshot mirror; the append entries' apply is {@link io.sluice.broker.append.AppendApplier}'s, the backfills'
+ * {@link PartitionBackfills}'.
  */
-public final class PartitionState implements PartitionBackfills.StateView
+public final class PartitionState implements PartitionBackfills.StateView, ExportedState
 {
     /** What the state tells its partition while applying; called on the apply thread: must not block. */
     public interface Listener
@@ -62,7 +73,7 @@ public final class PartitionState implements PartitionBackfills.StateView
     }
 
     /** The reply of an entry that answers nothing. */
-    static final byte[] NO_REPLY = new byte[0];
+    static final byte[] NO_REPLY = AppendReplies.NO_REPLY;
 
     private static final Logger LOG = LoggerFactory.getLogger(PartitionState.class);
 
@@ -79,18 +90,15 @@ public final class PartitionState implements PartitionBackfills.StateView
     private final MessageHeaderDecoder headerDecoder = new MessageHeaderDecoder();
     private final ExporterPositionsEntryDecoder positionsDecoder = new ExporterPositionsEntryDecoder();
     private final AppendIdempotency idempotency;
-    private final AppendReplies.BatchesReply batchesReply = new AppendReplies.BatchesReply();
     /** The entry being applied, in the pieces Ratis holds it in; views of it end with the apply. */
     private final EntryBytes entryBytes = new EntryBytes();
-    private final AppendEntries.Reader appendReader = new AppendEntries.Reader();
+    private final AppendApplier appends;
     private final UnsafeBuffer entryView = new UnsafeBuffer(0, 0);
     private final ExpandableArrayBuffer entryScratch = new ExpandableArrayBuffer(0);
 
     private volatile RecordLog log;
     /** How the record log reserves disk space; set before the state machine starts (the broker's disk guard). */
     private volatile SegmentSpace segmentSpace = SegmentSpace.zerosFailingFast();
-    /** Last position the applied entries gave out; equals the log's last position once a replay caught up. */
-    private long appliedPosition;
     private PartitionBackfills backfills;
 
     public PartitionState(
@@ -117,6 +125,8 @@ public final class PartitionState implements PartitionBackfills.StateView
         this.segmentSizeBytes = segmentSizeBytes;
         this.listener = listener;
         this.idempotency = idempotency;
+        this.appends = new AppendApplier(brokerId, partitionId, idempotency,
+            (lastPosition) -> listener.onRecordsApplied(partitionId, lastPosition));
     }
 
     /** Wires the partition's backfills in; before the first {@link #restore} (it reads their snapshot). */
@@ -139,28 +149,29 @@ public final class PartitionState implements PartitionBackfills.StateView
         idempotency.clear();
         long lastPosition = 0;
         long lastRecordRaftIndex = 0;
-        byte[] backfillState = PartitionSnapshot.NO_BACKFILLS;
+        DirectBuffer backfillState = new UnsafeBuffer(PartitionSnapshot.NO_BACKFILLS);
         if (snapshot != null)
         {
             lastPosition = snapshot.lastPosition();
             lastRecordRaftIndex = snapshot.lastRecordRaftIndex();
             exporterPositions.putAll(snapshot.exporterPositions());
             unavailable.putAll(snapshot.unavailable());
-            backfillState = snapshot.backfills();
-            if (snapshot.idempotency().length > 0)
+            // Both sections are read where the snapshot holds them: the append ids take up to about 55 MB.
+            backfillState = snapshot.backfillsSection();
+            final DirectBuffer ids = snapshot.idempotencySection();
+            if (ids.capacity() > 0)
             {
-                final byte[] ids = snapshot.idempotency();
-                idempotency.read(new UnsafeBuffer(ids), 0, ids.length);
+                idempotency.read(ids, 0, ids.capacity());
             }
         }
         if (backfills != null)
         {
             // No backfills in the snapshot (or none at all) reads as none: an installed snapshot replaces any held here.
-            backfills.readSnapshot(new UnsafeBuffer(backfillState), 0, backfillState.length);
+            backfills.readSnapshot(backfillState, 0, backfillState.capacity());
         }
         log = RecordLog.open(directory.resolve(RecordLog.DIRECTORY), segmentSizeBytes, lastPosition, lastRecordRaftIndex,
             segmentSpace);
-        appliedPosition = lastPosition;
+        appends.restart(lastPosition);
     }
 
     /**
@@ -179,21 +190,38 @@ public final class PartitionState implements PartitionBackfills.StateView
     public PartitionSnapshot snapshot()
     {
         final RecordLog log = this.log;
-        final byte[] backfillState;
+        final PartitionSnapshot.Section backfillState;
         if (backfills != null)
         {
             final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(256);
-            final int length = backfills.writeSnapshot(buffer, 0);
-            backfillState = Arrays.copyOf(buffer.byteArray(), length);
+            backfillState = PartitionSnapshot.Section.of(buffer, 0, backfills.writeSnapshot(buffer, 0));
         }
         else
         {
-            backfillState = new byte[0];
+            backfillState = PartitionSnapshot.Section.of(PartitionSnapshot.NO_BACKFILLS);
         }
-        final byte[] ids = new byte[idempotency.snapshotLength()]; // exactly what write takes: no copy to trim
-        idempotency.write(new UnsafeBuffer(ids), 0);
-        return new PartitionSnapshot(log.lastPosition(), log.lastRaftIndex(), new TreeMap<>(exporterPositions),
-            backfillState, ids, new TreeMap<>(unavailable));
+        // The append ids are written straight into the snapshot's message: no array of their own to copy.
+        final int idsLength = idempotency.snapshotLength();
+        final PartitionSnapshot.Section ids = new PartitionSnapshot.Section()
+        {
+            @Override
+            public int length()
+            {
+                return idsLength;
+            }
+
+            @Override
+            public void writeTo(final MutableDirectBuffer buffer, final int offset)
+            {
+                final int written = idempotency.write(buffer, offset);
+                if (written != idsLength)
+                {
+                    throw new IllegalStateException("append ids took " + written + " bytes, " + idsLength + " expected");
+                }
+            }
+        };
+        return PartitionSnapshot.write(log.lastPosition(), log.lastRaftIndex(), exporterPositions, unavailable, ids,
+            backfillState);
     }
 
     public void closeLog()
@@ -260,13 +288,13 @@ public final class PartitionState implements PartitionBackfills.StateView
         final int version = headerDecoder.version();
         final int templateId = headerDecoder.templateId();
         // An append entry is read piece by piece; the other entries are small and proposed in one piece: a view.
-        final DirectBuffer buffer = templateId == AppendEntryDecoder.TEMPLATE_ID ||
-            templateId == IdempotentAppendEntryDecoder.TEMPLATE_ID ? null :
+        final DirectBuffer buffer = AppendApplier.isAppend(templateId) ? null :
             entry.view(entryView, 0, entry.length(), entryScratch);
         switch (headerDecoder.templateId())
         {
             case AppendEntryDecoder.TEMPLATE_ID:
-                return onAppend(index, appendReader.wrap(entry, templateId, blockLength, version));
+            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
+                return appends.apply(log, index, entry, templateId, blockLength, version);
             case ExporterPositionsEntryDecoder.TEMPLATE_ID:
                 onExporterPositions(positionsDecoder.wrap(buffer, offset, blockLength, version));
                 return NO_REPLY;
@@ -277,9 +305,6 @@ public final class PartitionState implements PartitionBackfills.StateView
             case BackfillCancelEntryDecoder.TEMPLATE_ID:
                 onBackfill(index, buffer);
                 return NO_REPLY;
-            case IdempotentAppendEntryDecoder.TEMPLATE_ID:
-                appendReader.wrap(entry, templateId, blockLength, version);
-                return onIdempotentAppend(index);
             default:
                 throw new IOException("entry " + index + " has unknown template " + headerDecoder.templateId());
         }
@@ -288,7 +313,7 @@ public final class PartitionState implements PartitionBackfills.StateView
     /** Drops every view of the entry just applied: they reach into Ratis's buffers. */
     private void releaseEntry()
     {
-        appendReader.release();
+        appends.release();
         entryView.wrap(0, 0);
         entryBytes.release();
     }
@@ -306,150 +331,6 @@ public final class PartitionState implements PartitionBackfills.StateView
     public long entriesAppliedInPieces()
     {
         return entryBytes.entriesInPieces();
-    }
-
-    /**
-     * Applies client batches without ids: every record at the next position, written into the log from the entry's
-     * own bytes (a record's one copy there is into the segment).
-     */
-    private byte[] onAppend(final long index, final int batchCount) throws IOException
-    {
-        final RecordLog log = this.log;
-        final long firstPosition = appliedPosition + 1;
-        final long held = log.lastPosition();
-        long position = firstPosition;
-        boolean written = false;
-        for (int b = 0; b < batchCount; b++)
-        {
-            appendReader.nextBatch();
-            final int count = appendReader.recordCount();
-            if (position + count - 1 > held)
-            {
-                if (!written)
-                {
-                    checkAppliedPosition(log, firstPosition, held);
-                }
-                written |= writeRecords(log, index, position, held);
-            }
-            position += count;
-        }
-        final int count = (int)(position - firstPosition);
-        appliedPosition += count;
-        if (!written)
-        {
-            // Applied again after a restart: the records are already in the log.
-            return NO_REPLY;
-        }
-        log.flushWrites();
-        listener.onRecordsApplied(partitionId, log.lastPosition());
-        return AppendReplies.appendResult(firstPosition, count);
-    }
-
-    /**
-     * Writes the current batch's records whose positions (the first is {@code position}) the log does not hold yet;
-     * returns whether it wrote any.
-     */
-    private boolean writeRecords(final RecordLog log, final long index, final long firstPosition, final long held)
-        throws IOException
-    {
-        final AppendEntries.Reader reader = appendReader;
-        final int count = reader.recordCount();
-        boolean written = false;
-        for (int r = 0; r < count; r++)
-        {
-            reader.nextRecord();
-            if (firstPosition + r > held)
-            {
-                log.append(index, reader.recordBuffer(), reader.recordOffset(), reader.recordLength(),
-                    reader.recordBlockLength(), reader.recordVersion());
-                written = true;
-            }
-        }
-        return written;
-    }
-
-    /**
-     * Applies client batches of which some carry an id: a batch whose id is remembered (and not expired on the
-     * replicated clock) appends nothing and answers the remembered positions, or CONFLICT when its request digest
-     * differs; any other batch appends and, with an id, is remembered from now on.
-     */
-    private byte[] onIdempotentAppend(final long index) throws IOException
-    {
-        final RecordLog log = this.log;
-        final AppendEntries.Reader reader = appendReader;
-        idempotency.advanceClock(reader.timestampMs());
-        final long nowMs = idempotency.clockMs();
-        final int batchCount = reader.batchCount();
-        batchesReply.start(batchCount);
-        final long firstPosition = appliedPosition + 1;
-        // Applied again after a restart with its records in the log already: positions are counted below, the ids
-        // remembered with them, and only records at positions the log does not hold are written.
-        final long held = log.lastPosition();
-        boolean written = false;
-        for (int b = 0; b < batchCount; b++)
-        {
-            reader.nextBatch();
-            final int recordCount = reader.recordCount();
-            final IdempotencyTable table = idempotency.table(reader.scope());
-            AppendOutcome outcome = AppendOutcome.APPENDED;
-            final long first = appliedPosition + 1;
-            long answeredFirst = first;
-            int count = recordCount;
-            if (table != null)
-            {
-                final int slot = table.find(reader.idHigh(), reader.idLow(), nowMs);
-                if (slot >= 0)
-                {
-                    outcome = table.digest(slot) == reader.bodyDigest() ? AppendOutcome.DUPLICATE : AppendOutcome.CONFLICT;
-                    answeredFirst = outcome == AppendOutcome.DUPLICATE ? table.firstPosition(slot) : -1;
-                    count = outcome == AppendOutcome.DUPLICATE ? table.count(slot) : 0;
-                }
-                else
-                {
-                    table.put(reader.idHigh(), reader.idLow(), reader.bodyDigest(), first, recordCount,
-                        nowMs + Math.max(0, reader.windowMs()));
-                }
-            }
-            if (outcome == AppendOutcome.APPENDED)
-            {
-                appliedPosition += recordCount;
-                if (appliedPosition > held)
-                {
-                    if (!written)
-                    {
-                        checkAppliedPosition(log, firstPosition, held);
-                    }
-                    written |= writeRecords(log, index, first, held);
-                }
-            }
-            batchesReply.add(answeredFirst, count, outcome);
-        }
-        if (written)
-        {
-            log.flushWrites();
-            listener.onRecordsApplied(partitionId, log.lastPosition());
-        }
-        return batchesReply.bytes();
-    }
-
-    /**
-     * Records are skipped by position, not by Raft index: a crash can leave only the first records of an entry
-     * in the log (a segment rolled inside the entry, or a torn write), and applied again the entry must write the
-     * rest rather than count the whole entry as held.
-     */
-    private void checkAppliedPosition(final RecordLog log, final long firstPosition, final long held)
-    {
-        if (firstPosition <= held)
-        {
-            LOG.info("partition {} on broker {}: the log holds positions {}..{} of an entry applied again, " +
-                "writing the rest of it", partitionId, brokerId, firstPosition, held);
-        }
-        else if (held + 1 != firstPosition)
-        {
-            // Cannot happen while replays count positions as first given; log it loudly rather than hide it.
-            LOG.error("partition {} on broker {}: applied positions expected {} next, the log has {} next",
-                partitionId, brokerId, firstPosition, log.lastPosition() + 1);
-        }
     }
 
     /**

@@ -1,13 +1,13 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.append.AppendOutcomes;
+import io.sluice.broker.append.AppendReplies;
 import io.sluice.broker.backfill.PartitionBackfills;
+import io.sluice.broker.raft.ReplicatedStateAdapter;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
-import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotInfo;
 import org.apache.ratis.statemachine.StateMachineStorage;
@@ -68,12 +68,9 @@ public final class PartitionStateMachine extends ReplicatedStateAdapter
     // ------------------------------------------------------------------------------------------- lifecycle
 
     @Override
-    public void initialize(final RaftServer server, final RaftGroupId groupId, final RaftStorage raftStorage)
-        throws IOException
+    protected void initStorage(final RaftStorage raftStorage) throws IOException
     {
-        super.initialize(server, groupId, raftStorage);
         snapshots.init(raftStorage);
-        getLifeCycle().startAndTransition(this::load);
     }
 
     @Override
@@ -87,12 +84,13 @@ public final class PartitionStateMachine extends ReplicatedStateAdapter
     public void reinitialize() throws IOException
     {
         state.closeLog();
-        reload(this::load);
+        reload();
         LOG.info("partition {} on broker {}: reloaded from installed snapshot {} (last position {})",
             partitionId, brokerId, snapshots.latest(), state.lastPosition());
     }
 
-    private void load() throws IOException
+    @Override
+    protected void load() throws IOException
     {
         final PartitionSnapshotStore.Loaded loaded = snapshots.loadLatest();
         state.restore(snapshots.directory(), loaded == null ? null : loaded.snapshot());
@@ -129,13 +127,8 @@ public final class PartitionStateMachine extends ReplicatedStateAdapter
     // ------------------------------------------------------------------------------------------- snapshots
 
     @Override
-    public long takeSnapshot() throws IOException
+    protected void saveSnapshot(final TermIndex last) throws IOException
     {
-        final TermIndex last = getLastAppliedTermIndex();
-        if (last == null || last.getIndex() <= 0)
-        {
-            return RaftLog.INVALID_LOG_INDEX;
-        }
         final long floor = state.compactionFloor();
         final int deleted = state.sealAndCompactLog(floor);
         final PartitionSnapshot snapshot = state.snapshot();
@@ -143,7 +136,6 @@ public final class PartitionStateMachine extends ReplicatedStateAdapter
         snapshots.save(last, snapshot, segments);
         LOG.info("partition {} on broker {}: snapshot at {} (last position {}, {} segments kept, {} compacted below {})",
             partitionId, brokerId, last, snapshot.lastPosition(), segments.size(), deleted, floor);
-        return last.getIndex();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.exporting.UnavailableRange;
+import io.sluice.broker.append.AppendEntries;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;

@@ -1,5 +1,10 @@
 package io.sluice.broker.partition;
 
+import io.sluice.broker.exporting.UnavailableRange;
+import io.sluice.broker.append.AppendIdempotency;
+import io.sluice.broker.append.AppendOutcomes;
+import io.sluice.broker.append.AppendReplies;
+import io.sluice.broker.append.PartitionEntries;
 import io.sluice.broker.backfill.BackfillEntry;
 import io.sluice.broker.backfill.ManualExportingSwitch;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
@@ -7,7 +12,7 @@ import io.sluice.broker.backfill.BackfillTask;
 import io.sluice.broker.backfill.PartitionBackfills;
 import io.sluice.broker.log.codecs.ExporterPositionsEntryEncoder;
 import io.sluice.broker.log.codecs.IdempotencyScope;
-import io.sluice.broker.partition.PartitionEntries.Batch;
+import io.sluice.broker.append.PartitionEntries.Batch;
 import io.sluice.broker.Allocations;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
@@ -25,10 +30,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
-import static io.sluice.broker.partition.PartitionEntries.append;
-import static io.sluice.broker.partition.PartitionEntries.exporterPositions;
-import static io.sluice.broker.partition.PartitionEntries.idempotentAppend;
-import static io.sluice.broker.partition.PartitionEntries.records;
+import static io.sluice.broker.append.PartitionEntries.append;
+import static io.sluice.broker.append.PartitionEntries.exporterPositions;
+import static io.sluice.broker.append.PartitionEntries.idempotentAppend;
+import static io.sluice.broker.append.PartitionEntries.records;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

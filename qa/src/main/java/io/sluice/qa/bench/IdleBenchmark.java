@@ -1,8 +1,8 @@
 package io.sluice.qa.bench;
 
-import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
-import io.sluice.broker.partition.Partition;
+import io.sluice.broker.RaftSettings;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ClassDataSharing;
 import io.sluice.qa.cluster.GatewayClient;
@@ -170,7 +170,7 @@ public final class IdleBenchmark
         for (int b = 0; b < BROKERS; b++)
         {
             final InetSocketAddress raft = distribution.raftAddress(b);
-            peers.add(RaftPeer.newBuilder().setId(Partition.peerId(b))
+            peers.add(RaftPeer.newBuilder().setId(RaftPeers.peerId(b))
                 .setAddress(raft.getHostString() + ":" + raft.getPort()).build());
         }
         final List<RaftServer> servers = new ArrayList<>();
@@ -183,9 +183,9 @@ public final class IdleBenchmark
                 final BrokerConfig config = electionTimeoutMin == null ? brokers :
                     brokers.withElectionTimeout(electionTimeoutMin, electionTimeoutMin.multipliedBy(2));
                 final RaftServer server = RaftServer.newBuilder()
-                    .setServerId(Partition.peerId(b))
+                    .setServerId(RaftPeers.peerId(b))
                     .setStateMachineRegistry(groupId -> new ApplyingStateMachine())
-                    .setProperties(Broker.serverProperties(config, distribution.raftAddress(b)))
+                    .setProperties(RaftSettings.serverProperties(config, distribution.raftAddress(b)))
                     .setOption(RaftStorage.StartupOption.FORMAT)
                     .build();
                 server.start();

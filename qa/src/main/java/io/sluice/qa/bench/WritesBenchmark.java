@@ -4,9 +4,11 @@ import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
+import io.sluice.broker.RaftSettings;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.RaftPeers;
 import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
@@ -292,7 +294,7 @@ public final class WritesBenchmark
         for (int b = 0; b < 3; b++)
         {
             final InetSocketAddress raft = distribution.raftAddress(b);
-            peers.add(RaftPeer.newBuilder().setId(Partition.peerId(b))
+            peers.add(RaftPeer.newBuilder().setId(RaftPeers.peerId(b))
                 .setAddress(raft.getHostString() + ":" + raft.getPort()).build());
         }
         final RaftGroup group = RaftGroup.valueOf(groupId, peers);
@@ -305,12 +307,12 @@ public final class WritesBenchmark
                 final BrokerConfig config = BrokerConfig.of(b, distribution, dataDir, Map.of()).withRaftTransport(transport);
                 final InetSocketAddress raft = distribution.raftAddress(b);
                 final RaftServer server = RaftServer.newBuilder()
-                    .setServerId(Partition.peerId(b))
+                    .setServerId(RaftPeers.peerId(b))
                     .setGroup(group)
                     .setStateMachine(new ApplyingStateMachine())
-                    .setProperties(Broker.serverProperties(config,
+                    .setProperties(RaftSettings.serverProperties(config,
                         new InetSocketAddress(raft.getHostString(), raft.getPort())))
-                    .setParameters(Broker.raftTlsParameters(tls, true))
+                    .setParameters(RaftSettings.raftTlsParameters(tls, true))
                     .setOption(RaftStorage.StartupOption.FORMAT)
                     .build();
                 server.start();

@@ -1,0 +1,112 @@
+package io.sluice.broker.exporting;
+
+import io.sluice.broker.backfill.ExportingSwitch;
+import io.sluice.protocol.codecs.ExportingState;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * One partition's exporting state as its exporters on this broker obey it, and the way to wait until they do.
+ * <p>
+ * {@link #state()} is what the director and the backfill runners check, inside the {@link ExportGate}, before every
+ * export: the control group replica's state for the partition once the replica has caught up, PAUSED before (a
+ * restarted or emptied replica may hold an older state than a pause that was answered). {@link #heldState()} and
+ * {@link #version()} are what the replica holds, for status and answers. Thread-safe.
+ */
+public final class ExportingView
+{
+    private final int partitionId;
+    private final ExportingStates states;
+    private final ExportGate gate;
+    private volatile Supplier<CompletableFuture<?>> positionsInFlight = () -> CompletableFuture.completedFuture(null);
+
+    public ExportingView(final int partitionId, final ExportingStates states, final ExportGate gate)
+    {
+        this.partitionId = partitionId;
+        this.states = states;
+        this.gate = gate;
+    }
+
+    /** Wires in the director's acknowledged positions still being replicated. */
+    void positionsInFlight(final Supplier<CompletableFuture<?>> positionsInFlight)
+    {
+        this.positionsInFlight = positionsInFlight;
+    }
+
+    /** The state exports obey now: PAUSED until the control replica caught up. */
+    public ExportingState state()
+    {
+        return states.caughtUp() ? states.state(partitionId) : ExportingState.PAUSED;
+    }
+
+    public ExportingState heldState()
+    {
+        return states.state(partitionId);
+    }
+
+    public io.sluice.protocol.cluster.ExportingHold hold()
+    {
+        return states.hold(partitionId);
+    }
+
+    public long version()
+    {
+        return states.version(partitionId);
+    }
+
+    public ExportGate gate()
+    {
+        return gate;
+    }
+
+    /**
+     * Completes once this broker's exporters of the partition obey {@code held}, a state the replica applied before
+     * this call: for PAUSED, once the export gate was passed (an export in flight ended; later ones see the pause);
+     * for PAUSED and SOFT_PAUSED, once acknowledged positions proposed before are committed (so none lands after the
+     * answer). Nothing to wait for when exporting resumes. Never blocks the caller.
+     */
+    public CompletableFuture<Void> awaitObeyed(final ExportingState held)
+    {
+        if (held == ExportingState.EXPORTING)
+        {
+            return CompletableFuture.completedFuture(null);
+        }
+        // The director publishes a positions proposal inside the gate, after checking the state there: once the gate
+        // is passed, a proposal is either published (and awaited here) or will never be made under this state.
+        return gate.awaitPassed()
+            .thenCompose((passed) -> positionsInFlight.get())
+            .handle((ignored, error) -> null); // a failed proposal is not waited for further
+    }
+
+    /** How backfill runners see this state: a batch is exported inside the gate after seeing a state other than PAUSED. */
+    public ExportingSwitch backfillSwitch()
+    {
+        return new ExportingSwitch()
+        {
+            @Override
+            public boolean tryEnter()
+            {
+                gate.enter();
+                if (state() == ExportingState.PAUSED)
+                {
+                    gate.exit();
+                    return false;
+                }
+                return true;
+            }
+
+            @Override
+            public void exit()
+            {
+                gate.exit();
+            }
+
+            @Override
+            public boolean withholdsCheckpoints()
+            {
+                return state() != ExportingState.EXPORTING;
+            }
+        };
+    }
+}

@@ -1,0 +1,86 @@
+package io.sluice.broker.exporting;
+
+import io.sluice.broker.backfill.ExportingSwitch;
+import io.sluice.protocol.codecs.ExportingState;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A partition's exporting state as its exporters obey it, over a control replica set by hand. */
+class ExportingViewTest
+{
+    private final HandSetStates states = new HandSetStates();
+    private final ExportGate gate = new ExportGate();
+    private final ExportingView view = new ExportingView(3, states, gate);
+
+    @Test
+    void exportsObeyPausedUntilTheControlReplicaCaughtUp()
+    {
+        states.state = ExportingState.EXPORTING;
+        states.caughtUp = false;
+
+        assertThat(view.state()).isEqualTo(ExportingState.PAUSED);
+        assertThat(view.heldState()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(view.backfillSwitch().tryEnter()).as("no backfill batch either").isFalse();
+
+        states.caughtUp = true;
+        assertThat(view.state()).isEqualTo(ExportingState.EXPORTING);
+        final ExportingSwitch backfill = view.backfillSwitch();
+        assertThat(backfill.tryEnter()).isTrue();
+        backfill.exit();
+    }
+
+    @Test
+    void aPauseIsObeyedOnceTheGateIsPassedAndThePositionsInFlightCommitted()
+    {
+        final CompletableFuture<Object> positions = new CompletableFuture<>();
+        view.positionsInFlight(() -> positions);
+        gate.enter(); // an export in flight
+
+        final CompletableFuture<Void> paused = view.awaitObeyed(ExportingState.PAUSED);
+        assertThat(paused).isNotDone();
+        gate.exit();
+        assertThat(paused).as("positions proposed before the pause are not committed yet").isNotDone();
+        positions.complete(null);
+        assertThat(paused).isDone();
+    }
+
+    @Test
+    void aSoftPauseWaitsForThePositionsInFlightAndAResumeForNothing()
+    {
+        final CompletableFuture<Object> positions = new CompletableFuture<>();
+        view.positionsInFlight(() -> positions);
+
+        final CompletableFuture<Void> softPaused = view.awaitObeyed(ExportingState.SOFT_PAUSED);
+        assertThat(view.awaitObeyed(ExportingState.EXPORTING)).isDone();
+        assertThat(softPaused).isNotDone();
+        positions.completeExceptionally(new IllegalStateException("not leader"));
+        assertThat(softPaused).as("a failed proposal is not waited for further").isCompletedWithValue(null);
+    }
+
+    private static final class HandSetStates implements ExportingStates
+    {
+        volatile ExportingState state = ExportingState.EXPORTING;
+        volatile boolean caughtUp = true;
+
+        @Override
+        public ExportingState state(final int partitionId)
+        {
+            return state;
+        }
+
+        @Override
+        public long version(final int partitionId)
+        {
+            return 1;
+        }
+
+        @Override
+        public boolean caughtUp()
+        {
+            return caughtUp;
+        }
+    }
+}
