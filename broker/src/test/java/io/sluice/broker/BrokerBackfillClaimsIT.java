@@ -1,5 +1,7 @@
 package io.sluice.broker;
 
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.broker.exporter.FileExporter;
 import io.sluice.protocol.codecs.BackfillClaimAction;
 import io.sluice.protocol.codecs.BackfillClaimOutcome;
 import io.sluice.protocol.codecs.BackfillClaimPhase;
@@ -18,6 +20,7 @@ import io.sluice.protocol.transport.MessageWriter;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -37,20 +41,32 @@ import static org.awaitility.Awaitility.await;
  */
 class BrokerBackfillClaimsIT
 {
-    private static final int PARTITION = 1;
+    static final int PARTITION = 1;
+    /** Claims are the cluster's, one an exporter: each test claims for an exporter of its own on the shared cluster. */
     private static final String EXPORTER = "file";
+    private static final String REGISTERING = "registering";
+    private static final String EMPTY = "emptied";
 
     @TempDir
-    Path dataDir;
+    static Path dataDir;
 
+    /** One cluster for the class: no test stops a broker. */
     @AutoClose
-    private TestCluster cluster;
+    static TestCluster cluster;
+
+    @BeforeAll
+    static void start() throws Exception
+    {
+        cluster = TestCluster.startShared(dataDir, 3, 1, 3, (c) -> c.withExporters(Map.of(
+            EXPORTER, new ExporterConfig(EXPORTER, FileExporter.TYPE, Map.of()),
+            REGISTERING, new ExporterConfig(REGISTERING, FileExporter.TYPE, Map.of()),
+            EMPTY, new ExporterConfig(EMPTY, FileExporter.TYPE, Map.of()))));
+    }
 
     @Test
     @Timeout(120)
     void anyBrokerCommitsAClaimAndTheSecondOfTwoThatSawNoneIsAConflictNamingTheFirst() throws Exception
     {
-        start();
         final int controlLeader = awaitControlLeader();
         final int other = (controlLeader + 1) % 3;
         final int third = (controlLeader + 2) % 3;
@@ -71,7 +87,7 @@ class BrokerBackfillClaimsIT
         final ErrorResponseDecoder notLeader = TestCluster.error(cluster.send(other, claimsRequest()));
         assertThat(notLeader.code()).isEqualTo(ErrorCode.NOT_LEADER);
         assertThat(notLeader.leaderId()).isEqualTo(controlLeader);
-        final List<String> held = claimsRead(controlLeader);
+        final List<String> held = claimsRead(controlLeader, EXPORTER);
         assertThat(held).containsExactly(EXPORTER + "=bf-1:STARTING");
 
         final ErrorResponseDecoder noSuchExporter = TestCluster.error(cluster.send(other,
@@ -83,36 +99,37 @@ class BrokerBackfillClaimsIT
             .isEqualTo(BackfillClaimOutcome.NOT_HELD);
         assertThat(claim(third, BackfillClaimAction.STARTED, "bf-1", BackfillClaimPhase.NONE, "", false).outcome)
             .isEqualTo(BackfillClaimOutcome.STARTED);
-        assertThat(claimsRead(controlLeader)).containsExactly(EXPORTER + "=bf-1:STARTED");
+        assertThat(claimsRead(controlLeader, EXPORTER)).containsExactly(EXPORTER + "=bf-1:STARTED");
     }
 
     @Test
     @Timeout(120)
     void aLeaderRegistersAClaimedBackfillOnlyWhileTheClaimIsItsOwnAndBeingStarted() throws Exception
     {
-        start();
         awaitControlLeader();
         final int leader = cluster.awaitLeader(PARTITION);
         cluster.appendRecords(PARTITION, 20, 5, "before");
         // The claim through a broker other than the partition's leader: the leader waits until it applied it.
-        final Claim claimed = claim((leader + 1) % 3, BackfillClaimAction.CLAIM, "bf-1", BackfillClaimPhase.NONE, "", false);
+        final Claim claimed = claim(REGISTERING, (leader + 1) % 3, BackfillClaimAction.CLAIM, "bf-1",
+            BackfillClaimPhase.NONE, "", false);
         assertThat(claimed.outcome).isEqualTo(BackfillClaimOutcome.CLAIMED);
 
         final ErrorResponseDecoder notItsClaim =
-            TestCluster.error(cluster.send(leader, backfillRequest("bf-other", claimed.claimIndex)));
+            TestCluster.error(cluster.send(leader, backfillRequest(REGISTERING, "bf-other", claimed.claimIndex)));
         assertThat(notItsClaim.code()).isEqualTo(ErrorCode.CONFLICT);
-        assertThat(notItsClaim.message()).contains("backfill bf-other does not hold the claim of exporter 'file'");
-        final ErrorResponseDecoder withoutClaim = TestCluster.error(cluster.send(leader, backfillRequest("bf-loose", NO_CLAIM)));
+        assertThat(notItsClaim.message()).contains("backfill bf-other does not hold the claim of exporter '" + REGISTERING + "'");
+        final ErrorResponseDecoder withoutClaim =
+            TestCluster.error(cluster.send(leader, backfillRequest(REGISTERING, "bf-loose", NO_CLAIM)));
         assertThat(withoutClaim.code()).as("a start without a claim while bf-1 is being started").isEqualTo(ErrorCode.CONFLICT);
         assertThat(withoutClaim.message()).contains("is being started");
         assertThat(cluster.brokers[leader].partition(PARTITION).backfills().registry().tasks()).isEmpty();
 
-        assertThat(taskCount(cluster.send(leader, backfillRequest("bf-1", claimed.claimIndex)))).isEqualTo(2);
+        assertThat(taskCount(cluster.send(leader, backfillRequest(REGISTERING, "bf-1", claimed.claimIndex)))).isEqualTo(2);
 
-        assertThat(claim(leader, BackfillClaimAction.STARTED, "bf-1", BackfillClaimPhase.NONE, "", false).outcome)
-            .isEqualTo(BackfillClaimOutcome.STARTED);
+        assertThat(claim(REGISTERING, leader, BackfillClaimAction.STARTED, "bf-1", BackfillClaimPhase.NONE, "", false)
+            .outcome).isEqualTo(BackfillClaimOutcome.STARTED);
         final ErrorResponseDecoder afterStarted =
-            TestCluster.error(cluster.send(leader, backfillRequest("bf-1", claimed.claimIndex)));
+            TestCluster.error(cluster.send(leader, backfillRequest(REGISTERING, "bf-1", claimed.claimIndex)));
         assertThat(afterStarted.code()).isEqualTo(ErrorCode.CONFLICT);
         assertThat(afterStarted.message()).contains("is started already");
         assertThat(cluster.brokers[leader].partition(PARTITION).backfills().registry().tasks())
@@ -123,15 +140,14 @@ class BrokerBackfillClaimsIT
     @Timeout(120)
     void anEmptyBackfillIsRecordedOnEveryReplicaAndReadByTheLeader() throws Exception
     {
-        start();
         final int controlLeader = awaitControlLeader();
 
-        final Claim empty = claim((controlLeader + 2) % 3, BackfillClaimAction.CLAIM, "bf-empty", BackfillClaimPhase.NONE,
-            "", true);
+        final Claim empty = claim(EMPTY, (controlLeader + 2) % 3, BackfillClaimAction.CLAIM, "bf-empty",
+            BackfillClaimPhase.NONE, "", true);
 
         assertThat(empty.outcome).isEqualTo(BackfillClaimOutcome.CLAIMED);
         assertThat(empty.heldPhase).isEqualTo(BackfillClaimPhase.STARTED);
-        assertThat(emptyBackfillsRead(controlLeader)).containsExactly("bf-empty@" + EXPORTER);
+        assertThat(emptyBackfillsRead(controlLeader)).containsExactly("bf-empty@" + EMPTY);
         for (int b = 0; b < 3; b++)
         {
             final int broker = b;
@@ -141,12 +157,6 @@ class BrokerBackfillClaimsIT
     }
 
     // ---------------------------------------------------------------------------------------------- helpers
-
-    private void start() throws Exception
-    {
-        cluster = TestCluster.start(dataDir, 3, 1, 3);
-        cluster.awaitLeader(PARTITION);
-    }
 
     private int awaitControlLeader()
     {
@@ -178,8 +188,14 @@ class BrokerBackfillClaimsIT
     private Claim claim(final int brokerId, final BackfillClaimAction action, final String backfillId,
         final BackfillClaimPhase expectedPhase, final String expectedBackfillId, final boolean empty)
     {
+        return claim(EXPORTER, brokerId, action, backfillId, expectedPhase, expectedBackfillId, empty);
+    }
+
+    private Claim claim(final String exporterId, final int brokerId, final BackfillClaimAction action,
+        final String backfillId, final BackfillClaimPhase expectedPhase, final String expectedBackfillId, final boolean empty)
+    {
         final DirectBuffer response = cluster.send(brokerId,
-            claimRequest(action, EXPORTER, backfillId, expectedPhase, expectedBackfillId, empty));
+            claimRequest(action, exporterId, backfillId, expectedPhase, expectedBackfillId, empty));
         final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(response, 0);
         if (header.templateId() != BackfillClaimResponseDecoder.TEMPLATE_ID)
         {
@@ -229,15 +245,19 @@ class BrokerBackfillClaimsIT
             header.version());
     }
 
-    /** "exporter=backfill:PHASE" for every claim the broker answers. */
-    private List<String> claimsRead(final int brokerId)
+    /** "exporter=backfill:PHASE" for every claim of the exporter the broker answers (others are other tests'). */
+    private List<String> claimsRead(final int brokerId, final String ofExporter)
     {
         final List<String> claims = new ArrayList<>();
         for (final BackfillClaimsResponseDecoder.ClaimsDecoder claim : claimsAnswer(brokerId).claims())
         {
             final BackfillClaimPhase phase = claim.phase();
             final String exporterId = claim.exporterId();
-            claims.add(exporterId + "=" + claim.backfillId() + ":" + phase);
+            final String backfillId = claim.backfillId();
+            if (exporterId.equals(ofExporter))
+            {
+                claims.add(exporterId + "=" + backfillId + ":" + phase);
+            }
         }
         return claims;
     }
@@ -265,6 +285,11 @@ class BrokerBackfillClaimsIT
 
     static MessageWriter backfillRequest(final String backfillId, final long claimIndex)
     {
+        return backfillRequest(EXPORTER, backfillId, claimIndex);
+    }
+
+    private static MessageWriter backfillRequest(final String exporterId, final String backfillId, final long claimIndex)
+    {
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
         final BackfillRequestEncoder encoder = new BackfillRequestEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
@@ -273,7 +298,7 @@ class BrokerBackfillClaimsIT
             .firstTaskId(0)
             .claimIndex(claimIndex == NO_CLAIM ? BackfillRequestEncoder.claimIndexNullValue() : claimIndex)
             .backfillId(backfillId)
-            .exporterId(EXPORTER);
+            .exporterId(exporterId);
         return TestCluster.bytes(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 

@@ -72,7 +72,7 @@ class BrokerBackfillIT
                     lastSkipped);
         }
 
-        TestCluster.sleep(1500);
+        QuietPeriod.of(Duration.ofMillis(1500), "a paused partition exports nothing, backfills included");
         assertThat(cluster.exported(PARTITION)).as("a paused partition exports nothing, backfills included")
             .hasSize(linesAtPause);
         assertThat(status(leader, "bf-1")).allSatisfy((t) -> assertThat(t.state).isEqualTo(BackfillState.PENDING));
@@ -133,7 +133,7 @@ class BrokerBackfillIT
         final List<Task> cancelled = tasks(cluster.send(leader, cancelRequest("bf-3")));
         assertThat(cancelled).hasSize(2).allSatisfy((t) -> assertThat(t.state).isEqualTo(BackfillState.CANCELLED));
         setExporting(AdminRequestKind.RESUME_EXPORTING, 2);
-        TestCluster.sleep(1000);
+        QuietPeriod.of(Duration.ofSeconds(1), "a cancelled backfill stays cancelled after the resume");
         assertThat(status(leader, "bf-3")).allSatisfy((t) -> assertThat(t.state).isEqualTo(BackfillState.CANCELLED));
         assertThat(cluster.brokers[leader].partition(PARTITION).state().compactionFloor())
             .as("a cancelled backfill no longer holds records").isGreaterThan(20);

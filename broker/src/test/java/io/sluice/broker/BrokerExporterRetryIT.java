@@ -38,7 +38,7 @@ class BrokerExporterRetryIT
             new ExporterConfig("sink", FileExporter.TYPE, Map.of(FileExporter.PATH_PROPERTY, sink.toString())))));
         final int leader = cluster.awaitLeader(1);
         cluster.appendRecords(1, 30, 5, "r");
-        TestCluster.sleep(1000);
+        QuietPeriod.of(Duration.ofSeconds(1), "nothing acknowledged while the sink fails");
         assertThat(cluster.brokers[leader].partition(1).state().exporterPosition("sink")).isZero();
 
         Files.delete(blocker);

@@ -13,6 +13,7 @@ import io.sluice.protocol.codecs.TopologyResponseDecoder;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,18 +23,37 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** Pause, soft pause and resume: replicated, versioned, kept across leader changes and restarts. */
+/**
+ * Pause, soft pause and resume: replicated, versioned, kept across leader changes and restarts.
+ * <p>
+ * The tests that stop no broker share one cluster, each on a partition of its own ({@link #shared}); the others
+ * start their own.
+ */
 class BrokerExportingStateIT
 {
+    @TempDir
+    static Path sharedDataDir;
+
+    /** For the tests that stop no broker: partition 1 and 2 for the forwarded pauses, 3 for the version 0 request. */
+    @AutoClose
+    static TestCluster shared;
+
     @TempDir
     Path dataDir;
 
     @AutoClose
     private TestCluster cluster;
+
+    @BeforeAll
+    static void startSharedCluster() throws Exception
+    {
+        shared = TestCluster.startShared(sharedDataDir, 3, 3, 3, UnaryOperator.identity());
+    }
 
     @Test
     @Timeout(180)
@@ -55,7 +75,7 @@ class BrokerExportingStateIT
         final int linesAtPause = cluster.exported(partitionId).size();
 
         cluster.appendRecords(partitionId, 20, 5, "paused");
-        TestCluster.sleep(1500);
+        QuietPeriod.of(Duration.ofMillis(1500), "a paused partition exports nothing");
         assertThat(cluster.exported(partitionId)).hasSize(linesAtPause);
 
         final int oldLeader = cluster.awaitLeader(partitionId);
@@ -63,7 +83,7 @@ class BrokerExportingStateIT
         cluster.appendRecords(partitionId, 10, 5, "new-leader");
         final int newLeader = awaitRaftLeader(partitionId);
         assertThat(newLeader).isNotEqualTo(oldLeader);
-        TestCluster.sleep(2000);
+        QuietPeriod.of(Duration.ofSeconds(2), "the new leader exports nothing while paused");
         assertThat(cluster.exported(partitionId)).as("nothing exported by the new leader while paused")
             .hasSize(linesAtPause);
         assertThat(cluster.admin(newLeader, partitionId, AdminRequestKind.PAUSE_EXPORTING, 1).exportingState())
@@ -109,7 +129,7 @@ class BrokerExportingStateIT
         cluster.adminAll(AdminRequestKind.SOFT_PAUSE_EXPORTING, 1);
         cluster.appendRecords(partitionId, 20, 5, "soft");
         cluster.awaitExported(partitionId, 30);
-        TestCluster.sleep(1000);
+        QuietPeriod.of(Duration.ofSeconds(1), "soft pause: no acknowledged position moves");
         for (int b = 0; b < 3; b++)
         {
             final AdminResponseDecoder answer = cluster.admin(b, partitionId, AdminRequestKind.SOFT_PAUSE_EXPORTING, 1);
@@ -147,33 +167,35 @@ class BrokerExportingStateIT
     @Timeout(120)
     void followerAskedAloneForwardsThePauseAndAnswersOnlyOnceItIsApplied(final boolean leaderTargeted) throws Exception
     {
-        cluster = TestCluster.start(dataDir, 3, 1, 3);
-        final int leader = cluster.awaitLeader(1);
-        final int follower = cluster.distribution.replicasOf(1).stream().filter((b) -> b != leader).findFirst()
+        final TestCluster cluster = shared;
+        final int partitionId = leaderTargeted ? 2 : 1;
+        final int leader = cluster.awaitLeader(partitionId);
+        final int follower = cluster.distribution.replicasOf(partitionId).stream().filter((b) -> b != leader).findFirst()
             .orElseThrow();
         // No request reaches the leader: the follower forwards the entry itself, at once when told the leader is
         // not asked, after its wait for the leader's entry runs out when told (wrongly) that it is.
         final DirectBuffer response = cluster.send(follower,
-            TestCluster.adminRequest(follower, 1, AdminRequestKind.PAUSE_EXPORTING, 3, leaderTargeted));
+            TestCluster.adminRequest(follower, partitionId, AdminRequestKind.PAUSE_EXPORTING, 3, leaderTargeted));
         final AdminResponseDecoder answer = new AdminResponseDecoder().wrapAndApplyHeader(response, 0, new MessageHeaderDecoder());
         assertThat(answer.exportingState()).isEqualTo(ExportingState.PAUSED);
         assertThat(answer.version()).isEqualTo(3L);
-        assertThat(cluster.brokers[follower].partition(1).exporting().version()).isEqualTo(3L);
+        assertThat(cluster.brokers[follower].partition(partitionId).exporting().version()).isEqualTo(3L);
         await("pause applied on the leader").atMost(Duration.ofSeconds(30)).until(() ->
-            cluster.brokers[leader].partition(1).exporting().heldState() == ExportingState.PAUSED);
+            cluster.brokers[leader].partition(partitionId).exporting().heldState() == ExportingState.PAUSED);
     }
 
     @Test
     @Timeout(120)
     void aRequestOfSchemaVersion0WithoutTheLeaderFlagIsHonoured() throws Exception
     {
-        cluster = TestCluster.start(dataDir, 3, 1, 3);
-        final int leader = cluster.awaitLeader(1);
-        final int follower = cluster.distribution.replicasOf(1).stream().filter((b) -> b != leader).findFirst()
+        final TestCluster cluster = shared;
+        final int partitionId = 3;
+        final int leader = cluster.awaitLeader(partitionId);
+        final int follower = cluster.distribution.replicasOf(partitionId).stream().filter((b) -> b != leader).findFirst()
             .orElseThrow();
         // Version 0 ends the block before leaderTargeted (the last field, one byte): the follower commits at once.
         final ExpandableArrayBuffer admin = new ExpandableArrayBuffer(64);
-        TestCluster.adminRequest(follower, 1, AdminRequestKind.PAUSE_EXPORTING, 4, true).write(admin, 0);
+        TestCluster.adminRequest(follower, partitionId, AdminRequestKind.PAUSE_EXPORTING, 4, true).write(admin, 0);
         final int version0BlockLength = AdminRequestEncoder.BLOCK_LENGTH - 1;
         new MessageHeaderEncoder().wrap(admin, 0).blockLength(version0BlockLength).version(0);
         final DirectBuffer response = cluster.send(follower,

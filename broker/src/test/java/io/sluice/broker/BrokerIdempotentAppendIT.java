@@ -96,7 +96,7 @@ class BrokerIdempotentAppendIT
         cluster = TestCluster.start(dataDir, 3, 1, 3);
         assertThat(append(id(7), 1, 1, 500)).containsExactly(1, 1);
         assertThat(append(id(7), 1, 1, 500)).containsExactly(1, 1);
-        TestCluster.sleep(800);
+        QuietPeriod.of(java.time.Duration.ofMillis(800), "the 500 ms window runs out");
         assertThat(append(id(7), 1, 1, 500)).as("after the window: appended anew").containsExactly(2, 1);
         assertThat(appendError(id(7), 2, 1, 500)).as("and remembered anew").isEqualTo(ErrorCode.CONFLICT);
         assertThat(lastPosition()).isEqualTo(2);
@@ -215,7 +215,7 @@ class BrokerIdempotentAppendIT
             catch (final AssertionError e)
             {
                 last = e.getMessage();
-                TestCluster.sleep(100);
+                TestCluster.backoff();
                 continue;
             }
             final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(response, 0);
@@ -231,7 +231,7 @@ class BrokerIdempotentAppendIT
             {
                 return error.code();
             }
-            TestCluster.sleep(100);
+            TestCluster.backoff();
         }
         throw new AssertionError("append not answered within 60 s: " + last);
     }

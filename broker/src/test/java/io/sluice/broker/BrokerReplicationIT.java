@@ -35,7 +35,8 @@ class BrokerReplicationIT
 
         final int target = (firstLeader + 1) % 3;
         cluster.transferLeadership(partitionId, target);
-        TestCluster.sleep(200);
+        org.awaitility.Awaitility.await("partition 1 led by broker " + target).atMost(java.time.Duration.ofSeconds(30))
+            .pollInterval(java.time.Duration.ofMillis(50)).until(() -> cluster.leaderOf(partitionId) == target);
         positions.addAll(cluster.appendRecords(partitionId, 50, 10, "transfer"));
         cluster.awaitLeader(partitionId);
 
@@ -68,7 +69,15 @@ class BrokerReplicationIT
         cluster.appendRecords(2, 10, 5, "first");
         cluster.awaitExported(1, 40);
         cluster.awaitExported(2, 10);
-        TestCluster.sleep(500); // let the acknowledged positions replicate
+        // The acknowledged positions replicated to every replica, so a restart resumes from them.
+        for (int b = 0; b < 3; b++)
+        {
+            final Broker broker = cluster.brokers[b];
+            org.awaitility.Awaitility.await("broker " + b + " holds the acknowledged positions")
+                .atMost(java.time.Duration.ofSeconds(30)).until(() ->
+                    broker.partition(1).state().exportedPosition() == 40 &&
+                    broker.partition(2).state().exportedPosition() == 10);
+        }
 
         cluster.stopAll();
         final int linesBefore = cluster.exported(1).size();

@@ -99,7 +99,7 @@ class BrokerTlsIT
         client.send(cluster.address(leader), TestCluster.appendRequest(PARTITION, List.of("k"), List.of("{}")),
             TestCluster.REQUEST_TIMEOUT).get(30, TimeUnit.SECONDS);
         cluster.awaitExported(PARTITION, 1);
-        TestCluster.sleep(3000);
+        QuietPeriod.of(Duration.ofSeconds(3), "the broker of another CA receives nothing");
         assertThat(cluster.brokers[2].partition(PARTITION).state().lastPosition()).isZero();
         assertThat(cluster.brokers[2].partition(PARTITION).status().role()).isNotEqualTo(PartitionRole.LEADER);
         assertThat(cluster.brokers[2].certificateExpiresSoon()).isTrue();

@@ -35,8 +35,11 @@ class KafkaExporterRetryingIT
         {
             refusingPort = socket.getLocalPort(); // closed again below: connections are refused
         }
+        // Each failed attempt waits out the producer's metadata wait (3 s by default): half a second here, so the two
+        // failures the test waits for come quickly; the error is the same TimeoutException.
         cluster = TestCluster.start(dataDir, 1, 1, 1, (c) -> c.withExporters(Map.of("events",
-            new ExporterConfig("events", KafkaExporter.TYPE, Map.of("bootstrap-servers", "127.0.0.1:" + refusingPort)))));
+            new ExporterConfig("events", KafkaExporter.TYPE, Map.of("bootstrap-servers", "127.0.0.1:" + refusingPort,
+                "producer.max.block.ms", "500")))));
         final int leader = cluster.awaitLeader(1);
         cluster.appendRecords(1, 10, 5, "r");
 

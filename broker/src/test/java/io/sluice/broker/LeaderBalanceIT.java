@@ -15,6 +15,7 @@ import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.server.RaftServer;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,7 @@ import java.time.Duration;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -37,12 +39,27 @@ import static org.awaitility.Awaitility.await;
  */
 class LeaderBalanceIT
 {
+    @TempDir
+    static Path sharedDataDir;
+
+    /**
+     * For the tests that stop no broker, without automatic balance so leaders stay where the tests put them: partition
+     * 1 for the leader left stepping down, 2 for the pause during a transfer.
+     */
+    @AutoClose
+    static TestCluster shared;
 
     @TempDir
     Path dataDir;
 
     @AutoClose
     private TestCluster cluster;
+
+    @BeforeAll
+    static void startSharedCluster() throws Exception
+    {
+        shared = TestCluster.startShared(sharedDataDir, 3, 2, 3, UnaryOperator.identity());
+    }
 
     @Test
     @Timeout(180)
@@ -102,7 +119,8 @@ class LeaderBalanceIT
         await("broker 0 in sync on partition 1").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
             .until(() -> cluster.brokers[away].partition(1).followers().outOfSyncReason(0) == null);
         // Nothing moves by itself: well past the automatic stable period, the leader is where it was.
-        TestCluster.sleep(Broker.AUTO_REBALANCE_STABLE.toMillis() + 2 * Broker.AUTO_REBALANCE_INTERVAL_MS);
+        QuietPeriod.of(Broker.AUTO_REBALANCE_STABLE.plusMillis(2 * Broker.AUTO_REBALANCE_INTERVAL_MS),
+            "past the automatic stable period, no move without auto-rebalance");
         assertThat(cluster.leaderOf(1)).isEqualTo(away);
 
         // A follower names the leader instead of acting.
@@ -163,14 +181,14 @@ class LeaderBalanceIT
     @Timeout(180)
     void aLeaderRatisLeftSteppingDownTakesWritesAgainByItself() throws Exception
     {
-        cluster = TestCluster.start(dataDir, 3, 1, 3, (c) -> c.withAutoRebalance(false));
+        final TestCluster cluster = shared;
         final int leader = cluster.awaitLeader(1);
         cluster.appendRecords(1, 10, 5, "before");
 
         // What Ratis 3.2 leaves behind when a transfer fails before it starts (a write landed while it compared
         // logs, or the call to the transferee failed at once): a pending transfer nothing ever completes.
         final RaftServer server = cluster.brokers[leader].raftServer();
-        final RaftServer.Division division = server.getDivision(server.getGroupIds().iterator().next());
+        final RaftServer.Division division = server.getDivision(cluster.brokers[leader].partition(1).group().getGroupId());
         leaveSteppingDown(division);
         final ErrorResponseDecoder refused = TestCluster.error(cluster.send(leader,
             TestCluster.appendRequest(1, List.of("refused"), List.of("{}"))));
@@ -188,16 +206,18 @@ class LeaderBalanceIT
     @Timeout(180)
     void aPauseOnALeaderThatIsHandingOverWaitsForTheTransferInsteadOfFailing() throws Exception
     {
-        cluster = TestCluster.start(dataDir, 3, 1, 3, (c) -> c.withAutoRebalance(false));
-        final int leader = cluster.awaitLeader(1);
+        final TestCluster cluster = shared;
+        final int partitionId = 2;
+        final int leader = cluster.awaitLeader(partitionId);
         final int target = leader == 0 ? 1 : 0;
-        cluster.appendRecords(1, 10, 5, "before");
+        cluster.appendRecords(partitionId, 10, 5, "before");
 
         // The transfer holds the leader's own writes while it starts; a pause arriving then (an operator's pause
         // during automatic balance) must still commit, here or on the new leader, rather than answer UNAVAILABLE.
-        final var transferred = cluster.brokers[leader].partition(1).transferLeadership(target, Duration.ofSeconds(10));
+        final var transferred =
+            cluster.brokers[leader].partition(partitionId).transferLeadership(target, Duration.ofSeconds(10));
         final var paused = cluster.brokers[leader].exportingControl()
-            .change(1, ExportingChange.of(7, ExportingState.PAUSED, 1), false);
+            .change(partitionId, ExportingChange.of(7, ExportingState.PAUSED, partitionId), false);
 
         paused.get(30, TimeUnit.SECONDS);
         assertThat(transferred.get(30, TimeUnit.SECONDS)).isEqualTo(target);
@@ -205,8 +225,8 @@ class LeaderBalanceIT
         {
             final int b = broker;
             await("broker " + b + " holds the pause").atMost(Duration.ofSeconds(10))
-                .until(() -> cluster.brokers[b].partition(1).exporting().version() == 7);
-            assertThat(cluster.brokers[b].partition(1).exporting().heldState()).isEqualTo(ExportingState.PAUSED);
+                .until(() -> cluster.brokers[b].partition(partitionId).exporting().version() == 7);
+            assertThat(cluster.brokers[b].partition(partitionId).exporting().heldState()).isEqualTo(ExportingState.PAUSED);
         }
     }
 
@@ -232,18 +252,7 @@ class LeaderBalanceIT
 
     private void awaitPreferredLeaders()
     {
-        await("every partition led by its preferred broker").atMost(Duration.ofSeconds(90))
-            .pollInterval(Duration.ofMillis(100)).until(() ->
-            {
-                for (int p = 1; p <= cluster.distribution.partitionCount(); p++)
-                {
-                    if (cluster.leaderOf(p) != cluster.distribution.replicasOf(p).get(0))
-                    {
-                        return false;
-                    }
-                }
-                return true;
-            });
+        cluster.awaitPreferredLeaders();
     }
 
     private RebalanceResponseDecoder rebalance(final int brokerId, final int partitionId)

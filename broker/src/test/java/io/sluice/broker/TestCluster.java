@@ -29,14 +29,12 @@ import org.agrona.MutableDirectBuffer;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,6 +88,22 @@ final class TestCluster implements AutoCloseable
         return cluster;
     }
 
+    /**
+     * A cluster its class's tests share (each on partitions, keys and exporter ids of its own), started with every
+     * partition led. Automatic balance is off so no leadership moves by itself between or during the tests (it would
+     * otherwise bring each partition to its preferred broker seconds after the start, under a running test).
+     */
+    static TestCluster startShared(final Path dataDir, final int brokers, final int partitions, final int rf,
+        final UnaryOperator<BrokerConfig> tuning) throws IOException
+    {
+        final TestCluster cluster = start(dataDir, brokers, partitions, rf, (c) -> tuning.apply(c).withAutoRebalance(false));
+        for (int p = 1; p <= partitions; p++)
+        {
+            cluster.awaitLeader(p);
+        }
+        return cluster;
+    }
+
     BrokerConfig config(final int nodeId)
     {
         return tuning.apply(BrokerConfig.of(nodeId, distribution, dataDir, Map.of(FileExporter.TYPE,
@@ -136,10 +150,37 @@ final class TestCluster implements AutoCloseable
         }
     }
 
+    /**
+     * Teardown, not a test step: the brokers halt together instead of handing their leaderships over one after the
+     * other (a controlled stop of the last brokers waits out handovers nobody can take, seconds per cluster). Tests
+     * that mean a controlled stop call {@link #stopBroker} or {@link #stopAll} themselves.
+     */
     @Override
     public void close()
     {
-        stopAll();
+        final List<Thread> halts = new ArrayList<>();
+        for (int i = 0; i < brokers.length; i++)
+        {
+            final Broker broker = brokers[i];
+            brokers[i] = null;
+            if (broker != null)
+            {
+                final Thread halt = new Thread(broker::halt, "halt-broker-" + i);
+                halt.start();
+                halts.add(halt);
+            }
+        }
+        for (final Thread halt : halts)
+        {
+            try
+            {
+                halt.join(TimeUnit.SECONDS.toMillis(30));
+            }
+            catch (final InterruptedException e)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
         client.close();
     }
 
@@ -155,6 +196,23 @@ final class TestCluster implements AutoCloseable
                 return leader[0] >= 0;
             });
         return leader[0];
+    }
+
+    /** Waits until every partition is led by its preferred broker (the first of its placement). */
+    void awaitPreferredLeaders()
+    {
+        await("every partition led by its preferred broker").atMost(Duration.ofSeconds(90))
+            .pollInterval(Duration.ofMillis(100)).until(() ->
+            {
+                for (int p = 1; p <= distribution.partitionCount(); p++)
+                {
+                    if (leaderOf(p) != distribution.replicasOf(p).get(0))
+                    {
+                        return false;
+                    }
+                }
+                return true;
+            });
     }
 
     /** The running broker that leads the partition and has its exporters running, or -1. */
@@ -245,7 +303,7 @@ final class TestCluster implements AutoCloseable
             {
                 last = e.getMessage();
                 target = nextReplica(partitionId, target);
-                sleep(100);
+                backoff();
                 continue;
             }
             final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(response, 0);
@@ -270,7 +328,7 @@ final class TestCluster implements AutoCloseable
             {
                 target = error.code() == ErrorCode.NOT_LEADER && error.leaderId() == target ? target :
                     nextReplica(partitionId, target);
-                sleep(100);
+                backoff();
             }
         }
         throw new AssertionError("append to partition " + partitionId + " not committed within 60 s: " + last);
@@ -488,11 +546,12 @@ final class TestCluster implements AutoCloseable
         }
     }
 
-    static void sleep(final long ms)
+    /** The pause before asking again after a refusal or a failed send (leader moving, broker starting). */
+    static void backoff()
     {
         try
         {
-            Thread.sleep(ms);
+            Thread.sleep(100);
         }
         catch (final InterruptedException e)
         {
@@ -503,38 +562,10 @@ final class TestCluster implements AutoCloseable
     private static List<InetSocketAddress> freeAddresses(final int count)
     {
         final List<InetSocketAddress> addresses = new ArrayList<>();
-        final Map<Integer, Boolean> taken = new HashMap<>();
-        while (addresses.size() < count)
+        for (int i = 0; i < count; i++)
         {
-            final int port;
-            try (ServerSocket socket = new ServerSocket(0))
-            {
-                port = socket.getLocalPort();
-            }
-            catch (final IOException e)
-            {
-                throw new IllegalStateException(e);
-            }
-            if (port + 1 > 65535 || taken.containsKey(port) || taken.containsKey(port + 1) || !isFree(port + 1))
-            {
-                continue;
-            }
-            taken.put(port, true);
-            taken.put(port + 1, true);
-            addresses.add(InetSocketAddress.createUnresolved("127.0.0.1", port));
+            addresses.add(InetSocketAddress.createUnresolved("127.0.0.1", LoopbackPorts.freePair()));
         }
         return addresses;
-    }
-
-    private static boolean isFree(final int port)
-    {
-        try (ServerSocket socket = new ServerSocket(port))
-        {
-            return true;
-        }
-        catch (final IOException e)
-        {
-            return false;
-        }
     }
 }

@@ -15,6 +15,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
@@ -258,7 +259,8 @@ class SluiceMainIT
     void brokerWithAnExpiredCertificateNamesTheSetting() throws Exception
     {
         final TlsFiles expired = TestCertificates.authority(dataDir.resolve("tls"), "ca").issue("broker-0", 0);
-        Thread.sleep(1_100); // openssl's -days 0 makes it valid until the second it was made
+        // openssl's -days 0 makes it valid until the second it was made.
+        QuietPeriod.of(Duration.ofMillis(1_100), "the certificate expires");
         assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.data-dir=" + dataDir,
             "--sluice.cluster.tls.enabled=true", "--sluice.cluster.tls.certificate=" + expired.certificate(),
             "--sluice.cluster.tls.private-key=" + expired.privateKey(),

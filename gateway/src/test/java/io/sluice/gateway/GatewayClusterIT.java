@@ -94,10 +94,7 @@ class GatewayClusterIT
         {
             gateway.close();
         }
-        for (final Broker broker : BROKERS)
-        {
-            broker.close();
-        }
+        LoopbackBrokers.haltAll(BROKERS);
     }
 
     @Test
@@ -216,26 +213,39 @@ class GatewayClusterIT
         assertError(post("{\"key\": \"" + "\u00e9".repeat(AppendLimits.MAX_KEY_BYTES / 2 + 1) + "\", \"payload\": 1}"),
             "key_too_large");
 
-        Thread.sleep(1500);
+        QuietPeriod.of(Duration.ofMillis(1500), "the refused requests append nothing");
         assertThat(totalLastPosition()).isEqualTo(before);
     }
 
-    /** The view is polled: wait until earlier cases' writes show, so they are not taken for this case's. */
-    private long settledTotalLastPosition() throws Exception
+    /**
+     * The view is polled: wait until it shows what every replica holds (and the replicas of each partition agree), so
+     * earlier cases' writes are not taken for this case's.
+     */
+    private long settledTotalLastPosition()
     {
-        final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        long seen = totalLastPosition();
-        while (System.nanoTime() < deadline)
-        {
-            Thread.sleep(1500);
-            final long now = totalLastPosition();
-            if (now == seen)
+        final long[] seen = {-1};
+        await("the gateway's view shows every replica's last position").atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(250)).until(() ->
             {
-                return now;
-            }
-            seen = now;
-        }
-        throw new AssertionError("partition positions still moving after 30 s: " + seen);
+                final Map<Integer, Long> byPartition = new java.util.HashMap<>();
+                long held = 0;
+                for (final Broker broker : BROKERS)
+                {
+                    for (final var partition : broker.partitions().entrySet())
+                    {
+                        final long last = partition.getValue().state().lastPosition();
+                        if (byPartition.getOrDefault(partition.getKey(), last) != last)
+                        {
+                            return false;
+                        }
+                        byPartition.put(partition.getKey(), last);
+                        held += last;
+                    }
+                }
+                seen[0] = totalLastPosition();
+                return seen[0] == held;
+            });
+        return seen[0];
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.sluice.exporter.spi.CommittedRecord;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.exporter.FileExporter;
+import io.sluice.broker.QuietPeriod;
 import io.sluice.broker.log.RecordLog;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -197,7 +198,7 @@ class BackfillTaskRunnerTest
 
         assertThat(gate.pause(10, TimeUnit.SECONDS)).isTrue();
         final long atPause = exportedCount();
-        Thread.sleep(300);
+        QuietPeriod.of(Duration.ofMillis(300), "nothing exported after the pause was applied");
 
         assertThat(exportedCount()).as("nothing exported after the pause was applied").isEqualTo(atPause);
         assertThat(atPause).isLessThan(5_000);
@@ -221,7 +222,7 @@ class BackfillTaskRunnerTest
 
         await().atMost(WAIT).until(() -> supervisor.liveRunners() == 0);
         final long afterStop = exportedCount();
-        Thread.sleep(200);
+        QuietPeriod.of(Duration.ofMillis(200), "stopped runners export nothing more");
         assertThat(exportedCount()).isEqualTo(afterStop).isLessThan(5_000);
         assertThat(registry.tasksOf("b1")).extracting(BackfillTask::state)
             .containsOnly(BackfillTaskState.CANCELLED);
@@ -263,7 +264,7 @@ class BackfillTaskRunnerTest
         registry.register(new BackfillEntry.Register("b1", "file", 1, 1, 1_000), 0, 3_000);
 
         await().atMost(WAIT).until(() -> exportedCount() == 3_000);
-        Thread.sleep(200);
+        QuietPeriod.of(Duration.ofMillis(200), "a soft pause withholds every checkpoint");
         final BackfillTask held = registry.tasksOf("b1").get(0);
         assertThat(held.exportedUpTo()).isZero();
         assertThat(held.state()).isEqualTo(BackfillTaskState.RUNNING);

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -107,10 +108,11 @@ class KafkaExporterIT
         {
             exporter.export(new TestRecord(1, position, "k", "{}"));
         }
-        Thread.sleep(500); // the producer's linger is over by far: a record in its buffer would be sent by now
+        // The producer's linger is over by far: a record in its buffer would be sent by now.
+        QuietPeriod.of(Duration.ofMillis(500), "nothing reaches Kafka before a flush");
         assertThat(kafka.recordCount(topic)).isZero();
         exporter.close();
-        Thread.sleep(200);
+        QuietPeriod.of(Duration.ofMillis(200), "nothing reaches Kafka after the close");
         assertThat(kafka.recordCount(topic)).isZero();
         assertThat(acknowledged.get()).isZero();
     }

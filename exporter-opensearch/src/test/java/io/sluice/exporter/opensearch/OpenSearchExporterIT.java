@@ -14,6 +14,7 @@ import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -101,7 +102,7 @@ final class OpenSearchExporterIT
         {
             again.export(TestRecord.of(3, position, position % 2 == 0 ? "order-" + position : null, "{\"amount\":" + position + "}"));
         }
-        Thread.sleep(5);
+        QuietPeriod.of(Duration.ofMillis(5), "the bulk's 1 ms maximum delay runs out");
         again.flush();
         again.close();
         assertThat(acknowledged.get()).isEqualTo(1000);
@@ -145,7 +146,7 @@ final class OpenSearchExporterIT
         exporter.export(TestRecord.of(1, 1, null, "{\"amount\":1}"));
         exporter.export(TestRecord.of(1, 2, null, "{\"amount\":{\"nested\":true}}"));
         exporter.export(TestRecord.of(1, 3, null, "{\"amount\":3}"));
-        Thread.sleep(5);
+        QuietPeriod.of(Duration.ofMillis(5), "the bulk's 1 ms maximum delay runs out");
         for (int attempt = 0; attempt < 3; attempt++)
         {
             assertThatThrownBy(exporter::flush).hasMessageContaining("document 1-2: 400 mapper_parsing_exception");
@@ -165,7 +166,7 @@ final class OpenSearchExporterIT
         exporter.export(TestRecord.of(2, 1, null, "{\"amount\":1}"));
         exporter.export(TestRecord.of(2, 2, "k", "{\"amount\":{\"nested\":true}}"));
         exporter.export(TestRecord.of(2, 3, null, "{\"amount\":3}"));
-        Thread.sleep(5);
+        QuietPeriod.of(Duration.ofMillis(5), "the bulk's 1 ms maximum delay runs out");
         exporter.flush();
         exporter.close();
         assertThat(acknowledged.get()).isEqualTo(3);

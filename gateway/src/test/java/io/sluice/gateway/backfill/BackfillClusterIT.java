@@ -63,7 +63,7 @@ class BackfillClusterIT
         {
             gateway.close();
         }
-        brokers.forEach(Broker::close);
+        LoopbackBrokers.haltAll(brokers);
     }
 
     @Test

@@ -36,7 +36,12 @@ import static org.assertj.core.api.Assertions.tuple;
 class BackfillServiceTest
 {
     private final FakeBackfillCluster cluster = new FakeBackfillCluster();
-    private final BackfillService service = new BackfillService(cluster, cluster, 64, Duration.ofSeconds(2),
+    /**
+     * The gateway's request timeout here. Several cases wait it out on purpose (a partition that shows no leader, brokers
+     * naming each other), and the fake answers at once: half a second bounds them as surely as seconds would.
+     */
+    private static final Duration REQUEST_TIMEOUT = Duration.ofMillis(500);
+    private final BackfillService service = new BackfillService(cluster, cluster, 64, REQUEST_TIMEOUT,
         Clock.fixed(Instant.ofEpochMilli(15_000), ZoneOffset.UTC));
 
     @Test
@@ -93,7 +98,7 @@ class BackfillServiceTest
     {
         // Two services over one cluster are two gateways: both read the claim and check the partitions before either
         // takes the claim, so only the control group's compare-and-set tells them apart.
-        final BackfillService other = new BackfillService(cluster, cluster, 64, Duration.ofSeconds(2),
+        final BackfillService other = new BackfillService(cluster, cluster, 64, REQUEST_TIMEOUT,
             Clock.fixed(Instant.ofEpochMilli(15_000), ZoneOffset.UTC));
         final CompletableFuture<Void> bothChecked = new CompletableFuture<>();
         final java.util.concurrent.atomic.AtomicInteger claimsAsked = new java.util.concurrent.atomic.AtomicInteger();
@@ -195,7 +200,7 @@ class BackfillServiceTest
         cluster.controlResponder = call -> CompletableFuture.failedFuture(new RequestTimeoutException("deadline"));
 
         assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
-            "the cluster control group could not be read (asked broker 0): no answer within 2000 ms; nothing was changed");
+            "the cluster control group could not be read (asked broker 0): no answer within " + REQUEST_TIMEOUT.toMillis() + " ms; nothing was changed");
         assertRefused(service.plan("file", null), HttpStatus.SERVICE_UNAVAILABLE, "control group could not be read");
         final BackfillList list = service.list().join();
         assertThat(list.backfills()).extracting(BackfillView::backfillId).containsExactly("with-tasks");
@@ -227,7 +232,7 @@ class BackfillServiceTest
     void anEmptyBackfillStartedOnOneGatewayIsListedAndFoundOnAnother()
     {
         cluster.exported.putAll(cluster.last);
-        final BackfillService other = new BackfillService(cluster, cluster, 64, Duration.ofSeconds(2),
+        final BackfillService other = new BackfillService(cluster, cluster, 64, REQUEST_TIMEOUT,
             Clock.fixed(Instant.ofEpochMilli(99_000), ZoneOffset.UTC));
 
         final BackfillView empty = service.start("file", null).join();
@@ -270,7 +275,7 @@ class BackfillServiceTest
             CompletableFuture.failedFuture(new RequestTimeoutException("deadline")) : cluster.answerAsLeader(call);
 
         assertRefused(service.start("file", null), HttpStatus.SERVICE_UNAVAILABLE,
-            "partition 2 on broker 1: no answer within 2000 ms");
+            "partition 2 on broker 1: no answer within " + REQUEST_TIMEOUT.toMillis() + " ms");
         assertThat(cluster.sent(START)).isZero();
     }
 

@@ -103,7 +103,8 @@ class SbeBrokerClientIT
         brokers.get(1).leading.put(1, true);
         knownLeader = OptionalInt.of(0);
 
-        final AppendResult result = client.append(1, records(1), Duration.ofSeconds(6)).get();
+        // The hung leader's attempt gets half the deadline (1.5 s), which it waits out; its successor the rest.
+        final AppendResult result = client.append(1, records(1), Duration.ofSeconds(3)).get();
 
         assertThat(result.count()).isEqualTo(1);
         assertThat(brokers.get(1).appendsReceived.get()).isEqualTo(1);
@@ -118,7 +119,7 @@ class SbeBrokerClientIT
         knownLeader = OptionalInt.of(0);
         final AppendId id = AppendId.of(AppendId.GATEWAY, "request-7", 0, 0, 30_000);
 
-        final AppendResult result = client.append(1, records(1), id, Duration.ofSeconds(6)).get();
+        final AppendResult result = client.append(1, records(1), id, Duration.ofSeconds(3)).get();
 
         assertThat(result.count()).isEqualTo(1);
         assertThat(brokers.get(0).appendIds).as("the attempt that timed out").containsExactly(id.high());

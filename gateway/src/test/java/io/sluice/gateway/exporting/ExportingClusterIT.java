@@ -1,6 +1,7 @@
 package io.sluice.gateway.exporting;
 
 import io.sluice.gateway.LoopbackBrokers;
+import io.sluice.gateway.QuietPeriod;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
@@ -93,13 +94,7 @@ class ExportingClusterIT
         {
             gateway.close();
         }
-        for (final Broker broker : BROKERS)
-        {
-            if (broker != null)
-            {
-                broker.close();
-            }
-        }
+        LoopbackBrokers.haltAll(BROKERS);
     }
 
     @Test
@@ -131,7 +126,7 @@ class ExportingClusterIT
             .POST(HttpRequest.BodyPublishers.ofString("{\"key\": \"paused-1\", \"payload\": {\"n\": 1}}")).build()).body());
         pausedRecordPartition = written.get("partitionId").asInt();
         pausedRecordPosition = written.get("position").asLong();
-        Thread.sleep(2_000);
+        QuietPeriod.of(Duration.ofSeconds(2), "a paused cluster exports nothing");
         assertThat(exported(pausedRecordPartition, pausedRecordPosition)).isFalse();
     }
 

@@ -1,0 +1,29 @@
+package io.sluice.dist;
+
+import java.time.Duration;
+
+/**
+ * Lets time pass on purpose, for a test that then asserts something did <em>not</em> happen meanwhile, or that needs
+ * time itself to pass (a delay or a validity running out). The one place dist's tests wait a fixed time:
+ * anything that waits <em>for</em> something awaits it instead.
+ */
+public final class QuietPeriod
+{
+    private QuietPeriod()
+    {
+    }
+
+    /** Lets {@code length} pass; {@code why} names what must (not) happen meanwhile, for the reader. */
+    public static void of(final Duration length, final String why)
+    {
+        try
+        {
+            Thread.sleep(length.toMillis());
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted during the quiet period: " + why, e);
+        }
+    }
+}
