@@ -21,8 +21,9 @@ import java.util.Map;
  *   <li>{@code gateway}: the gateway;</li>
  *   <li>{@code admin}: the operator CLI, without any Spring context so it starts fast.</li>
  * </ul>
- * Settings are Spring properties ({@code --name=value} or environment variables). A startup failure ends
- * the process with one line naming the setting and a non-zero exit code.
+ * Settings are Spring properties ({@code --name=value} or environment variables); an unknown {@code sluice.*} one
+ * is refused ({@link KnownSettings}). A startup failure ends the process with one line naming the setting and a
+ * non-zero exit code.
  */
 public final class SluiceMain
 {
@@ -121,6 +122,8 @@ public final class SluiceMain
                 err.println(USAGE);
                 return new Launch(EXIT_USAGE, null);
         }
+        // Before anything starts: a sluice.* setting no process reads (a typo) stops the start, naming it.
+        builder.listeners(new KnownSettings());
         try
         {
             return new Launch(EXIT_OK, builder.run(rest));

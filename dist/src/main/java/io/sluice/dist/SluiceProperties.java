@@ -2,6 +2,7 @@ package io.sluice.dist;
 
 import io.sluice.broker.disk.DiskWatermark;
 import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.exporter.spi.ExporterSettings;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -65,7 +66,8 @@ public class SluiceProperties
         for (final Map.Entry<String, Map<String, String>> entry : configured.entrySet())
         {
             final String id = entry.getKey();
-            final Map<String, String> properties = new HashMap<>(entry.getValue());
+            // type, class-name, jar ... in their contract spelling: environment variables give classname
+            final Map<String, String> properties = new HashMap<>(ExporterConfig.withBrokerSpellings(id, entry.getValue()));
             String type = properties.remove("type");
             final String className = properties.get(ExporterConfig.CLASS_NAME);
             if (className != null)
@@ -94,7 +96,8 @@ public class SluiceProperties
                 }
                 type = FILE_EXPORTER;
             }
-            if (FILE_EXPORTER.equals(type) && (properties.get("path") == null || properties.get("path").isBlank()))
+            if (FILE_EXPORTER.equals(type) && properties.keySet().stream().noneMatch(name ->
+                ExporterSettings.sameName(name, "path") && !properties.get(name).isBlank()))
             {
                 properties.put("path", dataDir.resolve("exports").resolve(id).toString());
             }

@@ -165,6 +165,34 @@ class SluiceMainIT
     }
 
     @Test
+    void anUnknownSluiceSettingStopsEveryModeNamingIt()
+    {
+        for (final String mode : new String[] {"standalone", "broker", "gateway"})
+        {
+            assertThat(startupFailure(mode, "--sluice.broker.node-id=0", "--sluice.data-dir=" + dataDir,
+                "--sluice.broker.disk.free-space-reserv=1GB", "--server.port=0", "--management.server.port=0"))
+                .as(mode)
+                .isEqualTo("sluice: sluice.broker.disk.free-space-reserv: unknown setting " +
+                    "(did you mean sluice.broker.disk.free-space-reserve?)");
+        }
+        assertThat(dataDir.resolve("broker-0")).as("nothing started").doesNotExist();
+    }
+
+    @Test
+    void aKafkaExportersRetryBackoffCapIsTheBrokersAndNotRefusedAsAKafkaSetting()
+    {
+        // the cap is taken; the start then fails on the next check, the producer setting (nothing was started)
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.bus.type=kafka",
+            "--sluice.exporters.bus.bootstrapservers=127.0.0.1:9092", "--sluice.exporters.bus.retry.max-backoff=5s",
+            "--sluice.exporters.bus.producer.acks=0", "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.bus.producer.acks: '0': the exporter needs acks=all");
+        assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.bus.type=kafka",
+            "--sluice.exporters.bus.bootstrap-servers=127.0.0.1:9092", "--sluice.exporters.bus.retry.max-backoff=later",
+            "--sluice.data-dir=" + dataDir))
+            .startsWith("sluice: sluice.exporters.bus.retry.max-backoff: 'later' is not a positive duration");
+    }
+
+    @Test
     void kafkaExporterWithoutBootstrapServersNamesTheSetting()
     {
         assertThat(startupFailure("broker", "--sluice.broker.node-id=0", "--sluice.exporters.events.type=kafka",

@@ -1,14 +1,22 @@
 package io.sluice.broker.exporter;
 
+import io.sluice.exporter.spi.ExporterSettings;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 /**
- * One configured exporter ({@code sluice.exporters.<id>.*}): its id, its kind ({@code type}) and the kind's
- * properties (for {@code file}: {@code path}). A third-party exporter has {@link #CLASS_NAME} and {@link #JAR}
- * among its properties, and its class name as its type.
+ * One configured exporter ({@code sluice.exporters.<id>.*}): its id, its kind ({@code type}) and its properties
+ * (for {@code file}: {@code path}). A third-party exporter has {@link #CLASS_NAME} and {@link #JAR} among its
+ * properties, and its class name as its type.
+ * <p>
+ * The settings the broker reads itself ({@link #BROKER_OWNED}: {@code type}, {@code class-name}, {@code jar},
+ * {@code start-from}, {@code retry.*}) are kept under their contract spelling whatever spelling they were given in
+ * (environment variables give {@code classname}, {@code startfrom}, {@code retry.maxbackoff}), and taken off before
+ * the exporter sees its settings ({@link #exporterProperties()}).
  */
 public record ExporterConfig(String id, String type, Map<String, String> properties)
 {
@@ -17,11 +25,52 @@ public record ExporterConfig(String id, String type, Map<String, String> propert
     /** The jar holding a third-party exporter, loaded in a class loader of its own. */
     public static final String JAR = "jar";
 
+    /** The cap of the director's retry backoff, read by the broker for every exporter. */
+    public static final String RETRY_MAX_BACKOFF = "retry.max-backoff";
+    /** The broker's group of settings about retrying a failing sink. */
+    public static final String RETRY_GROUP = "retry";
+    /** Settings the broker reads itself and never passes to an exporter (with everything under {@code retry.}). */
+    public static final List<String> BROKER_OWNED = List.of("type", "class-name", "jar", "start-from", RETRY_MAX_BACKOFF);
+
     public ExporterConfig
     {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(type, "type");
-        properties = properties == null ? Map.of() : Map.copyOf(properties);
+        properties = properties == null ? Map.of() : Map.copyOf(withBrokerSpellings(id, properties));
+    }
+
+    /**
+     * {@code properties} with each broker-owned setting under its contract spelling ({@code classname} becomes
+     * {@code class-name}), so the broker finds it however it was given.
+     *
+     * @throws InvalidClusterConfigException when two spellings of one such setting have different values.
+     */
+    public static Map<String, String> withBrokerSpellings(final String id, final Map<String, String> properties)
+    {
+        if (properties == null)
+        {
+            return Map.of();
+        }
+        final Map<String, String> result = new HashMap<>(properties);
+        for (final String owned : BROKER_OWNED)
+        {
+            for (final Map.Entry<String, String> entry : properties.entrySet())
+            {
+                if (!entry.getKey().equals(owned) && ExporterSettings.sameName(entry.getKey(), owned))
+                {
+                    final String earlier = result.get(owned);
+                    if (earlier != null && !earlier.trim().equals(String.valueOf(entry.getValue()).trim()))
+                    {
+                        throw new InvalidClusterConfigException("sluice.exporters." + id + "." + entry.getKey(),
+                            "'" + entry.getValue() + "' given while sluice.exporters." + id + "." + owned + " is '" +
+                                earlier + "' (spellings of one setting)");
+                    }
+                    result.remove(entry.getKey());
+                    result.put(owned, entry.getValue());
+                }
+            }
+        }
+        return result;
     }
 
     /**
@@ -70,12 +119,8 @@ public record ExporterConfig(String id, String type, Map<String, String> propert
      */
     public StartFrom startFrom()
     {
-        String value = properties.get(START_FROM);
-        if (value == null)
-        {
-            value = properties.get("startfrom"); // bound from SLUICE_EXPORTERS_<ID>_STARTFROM
-        }
-        if (value == null)
+        final String value = properties.get(START_FROM);
+        if (value == null || value.isBlank())
         {
             return StartFrom.EARLIEST;
         }
@@ -88,17 +133,13 @@ public record ExporterConfig(String id, String type, Map<String, String> propert
         };
     }
 
-    /** The properties the exporter itself is configured with: without the broker's own ({@link #START_FROM}). */
+    /**
+     * The properties the exporter itself is configured with: without the broker's own ({@link #BROKER_OWNED} and
+     * everything under {@code retry.}), so an exporter that refuses unknown settings never sees them.
+     */
     public Map<String, String> exporterProperties()
     {
-        if (!properties.containsKey(START_FROM) && !properties.containsKey("startfrom"))
-        {
-            return properties;
-        }
-        final Map<String, String> own = new java.util.HashMap<>(properties);
-        own.remove(START_FROM);
-        own.remove("startfrom");
-        return Map.copyOf(own);
+        return Map.copyOf(new ExporterSettings(id, properties).without(BROKER_OWNED, List.of(RETRY_GROUP)));
     }
 
     /** {@code sluice.exporters.<id>.<property>}, for messages that name a setting. */

@@ -1,60 +1,75 @@
 package io.sluice.broker.exporter;
 
-import io.sluice.exporter.kafka.KafkaExporter;
-import io.sluice.exporter.opensearch.OpenSearchExporter;
-import io.sluice.exporter.opensearch.OpenSearchExporterConfig;
 import io.sluice.exporter.spi.Exporter;
 import io.sluice.exporter.spi.ExporterConfigException;
 import io.sluice.exporter.spi.ExporterContext;
+import io.sluice.exporter.spi.ExporterFactory;
+import io.sluice.exporter.spi.ExporterSettings;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * Builds exporter instances: built-in kinds by {@code type} ({@code file}, {@code opensearch} and {@code kafka}),
- * third-party exporters by {@code class-name} from their {@code jar} (see {@link ThirdPartyExporters}; each jar is
- * loaded once per configuration). Thread-safe.
+ * Builds exporter instances: kinds by {@code type} from the {@link ExporterFactory} implementations that
+ * {@link ServiceLoader} finds on the broker's class path (the built-in {@code file}, {@code opensearch} and
+ * {@code kafka} among them: the broker knows none by name), third-party exporters by {@code class-name} from their
+ * {@code jar} (see {@link ThirdPartyExporters}; each jar is loaded once per configuration). Thread-safe.
  */
 public final class ExporterRegistry
 {
     /** The partition id of the context an exporter is configured with when the broker checks it at start. */
     public static final int CHECK_PARTITION_ID = 0;
     /** Every exporter's cap of the director's retry backoff ({@code sluice.exporters.<id>.retry.max-backoff}). */
-    public static final String RETRY_MAX_BACKOFF = "retry.max-backoff";
-    private static final long DEFAULT_MAX_BACKOFF_MS = 5_000;
-    /** Kinds whose contract sets another default cap (a remote sink is not hammered every 5 s). */
-    private static final Map<String, Long> DEFAULT_MAX_BACKOFF_MS_BY_TYPE = Map.of(OpenSearchExporter.TYPE, 30_000L);
-    /**
-     * Checks of a kind's properties at startup, so a bad value stops the broker naming the setting instead of
-     * failing each partition's exporter later; each throws IllegalArgumentException("property: why").
-     */
-    private static final Map<String, Consumer<Map<String, String>>> PROPERTY_CHECKS =
-        Map.of(OpenSearchExporter.TYPE, OpenSearchExporterConfig::parse);
+    public static final String RETRY_MAX_BACKOFF = ExporterConfig.RETRY_MAX_BACKOFF;
+    /** The cap for a third-party exporter, which has no factory to say otherwise. */
+    private static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
 
-    private final Map<String, Supplier<Exporter>> factories;
+    private final Map<String, ExporterFactory> factories;
     private final Map<ExporterConfig, Supplier<Exporter>> thirdParty = new ConcurrentHashMap<>();
 
-    public ExporterRegistry(final Map<String, Supplier<Exporter>> factories)
+    /**
+     * @throws IllegalStateException when two factories name the same kind: which one ran would depend on the
+     *                               class path's order.
+     */
+    public ExporterRegistry(final Collection<? extends ExporterFactory> factories)
     {
-        this.factories = Map.copyOf(factories);
+        final Map<String, ExporterFactory> byType = new TreeMap<>();
+        for (final ExporterFactory factory : factories)
+        {
+            final ExporterFactory earlier = byType.put(factory.type(), factory);
+            if (earlier != null)
+            {
+                throw new IllegalStateException("exporter type '" + factory.type() + "' is named by both " +
+                    earlier.getClass().getName() + " and " + factory.getClass().getName());
+            }
+        }
+        this.factories = java.util.Collections.unmodifiableMap(byType); // sorted, for messages that list the kinds
     }
 
+    /** A registry of the kinds found by {@link ServiceLoader} on the broker's class path. */
     public static ExporterRegistry builtIn()
     {
-        return new ExporterRegistry(Map.of(
-            FileExporter.TYPE, FileExporter::new,
-            OpenSearchExporter.TYPE, OpenSearchExporter::new,
-            KafkaExporter.TYPE, KafkaExporter::new));
+        return new ExporterRegistry(Discovered.FACTORIES);
+    }
+
+    /** The kinds this registry knows, by type. */
+    public Map<String, ExporterFactory> factories()
+    {
+        return factories;
     }
 
     /**
-     * Fails naming the setting when a configured exporter's type is unknown, or a third-party exporter's jar or class
-     * cannot be loaded.
+     * Fails naming the setting when a configured exporter's type is unknown, a third-party exporter's jar or class
+     * cannot be loaded, or a setting the broker reads itself cannot work.
      */
     public void validate(final Map<String, ExporterConfig> exporters)
     {
@@ -66,63 +81,20 @@ public final class ExporterRegistry
             }
             else if (!factories.containsKey(config.type()))
             {
-                throw new InvalidClusterConfigException("sluice.exporters." + config.id() + ".type",
-                    "unknown exporter type '" + config.type() + "' (known: " + factories.keySet() + ")");
+                throw new InvalidClusterConfigException(config.setting("type"),
+                    "unknown exporter type '" + config.type() + "' (known: " + String.join(", ", factories.keySet()) +
+                        "; a third-party exporter sets class-name and jar instead)");
             }
+            checkRetrySettings(config);
             maxBackoffMs(config);
             config.startFrom();
-            final Consumer<Map<String, String>> check = PROPERTY_CHECKS.get(config.type());
-            if (check != null)
-            {
-                try
-                {
-                    check.accept(config.exporterProperties());
-                }
-                catch (final IllegalArgumentException e)
-                {
-                    final String message = String.valueOf(e.getMessage());
-                    final int colon = message.indexOf(": ");
-                    throw colon > 0 ?
-                        new InvalidClusterConfigException("sluice.exporters." + config.id() + "." +
-                            message.substring(0, colon), message.substring(colon + 2)) :
-                        new InvalidClusterConfigException("sluice.exporters." + config.id(), message);
-                }
-            }
         }
     }
 
     /**
-     * The cap of the retry backoff of an exporter: its {@code retry.max-backoff} ({@code 30s}, {@code 500ms}, a bare
-     * number being milliseconds), else its kind's default.
-     */
-    public static long maxBackoffMs(final ExporterConfig config)
-    {
-        String value = config.properties().get(RETRY_MAX_BACKOFF);
-        if (value == null)
-        {
-            value = config.properties().get("retry.maxbackoff"); // bound from SLUICE_EXPORTERS_<ID>_RETRY_MAXBACKOFF
-        }
-        if (value == null)
-        {
-            return DEFAULT_MAX_BACKOFF_MS_BY_TYPE.getOrDefault(config.type(), DEFAULT_MAX_BACKOFF_MS);
-        }
-        try
-        {
-            final Duration parsed = OpenSearchExporterConfig.duration(RETRY_MAX_BACKOFF, value);
-            return Math.max(1, parsed.toMillis());
-        }
-        catch (final IllegalArgumentException e)
-        {
-            throw new InvalidClusterConfigException("sluice.exporters." + config.id() + "." + RETRY_MAX_BACKOFF,
-                "'" + value + "' is not a positive duration (e.g. 30s, 500ms, 2m)");
-        }
-    }
-
-
-    /**
-     * Checks every configured exporter before the broker starts: a known type, and a configuration its exporter
-     * accepts ({@link Exporter#configure} on a throwaway instance, which must not touch the sink). Fails with the
-     * one setting to fix.
+     * Checks every configured exporter before the broker starts: a known type, and settings its kind accepts
+     * ({@link ExporterFactory#validate}; a third-party exporter's {@link Exporter#configure} on a throwaway instance,
+     * which must not touch the sink). Fails with the one setting to fix.
      *
      * @throws InvalidClusterConfigException naming {@code sluice.exporters.<id>.<property>}.
      */
@@ -131,15 +103,22 @@ public final class ExporterRegistry
         validate(exporters);
         for (final ExporterConfig config : exporters.values())
         {
-            final String prefix = "sluice.exporters." + config.id() + ".";
+            final ExporterContext context =
+                new ExporterContext(config.id(), CHECK_PARTITION_ID, brokerId, dataDir, config.exporterProperties());
             try
             {
-                create(config).configure(
-                    new ExporterContext(config.id(), CHECK_PARTITION_ID, brokerId, dataDir, config.exporterProperties()));
+                if (config.isThirdParty())
+                {
+                    create(config).configure(context);
+                }
+                else
+                {
+                    factories.get(config.type()).validate(context);
+                }
             }
             catch (final ExporterConfigException e)
             {
-                throw new InvalidClusterConfigException(prefix + e.property(), e.problem());
+                throw new InvalidClusterConfigException(e.setting(config.id()), e.problem());
             }
             catch (final InvalidClusterConfigException e)
             {
@@ -147,10 +126,35 @@ public final class ExporterRegistry
             }
             catch (final Exception | LinkageError e)
             {
-                throw new InvalidClusterConfigException(prefix + (config.isThirdParty() ? ExporterConfig.CLASS_NAME : "type"),
+                throw new InvalidClusterConfigException(config.setting(config.isThirdParty() ? ExporterConfig.CLASS_NAME : "type"),
                     "exporter '" + config.id() + "' of type '" + config.type() + "' refused its configuration: " +
                         (e.getMessage() == null ? e.toString() : e.getMessage()));
             }
+        }
+    }
+
+    /**
+     * The cap of the retry backoff of an exporter: its {@code retry.max-backoff} ({@code 30s}, {@code 500ms}, a bare
+     * number being milliseconds), else its kind's default ({@link ExporterFactory#defaultRetryMaxBackoff}).
+     *
+     * @throws InvalidClusterConfigException naming the setting when it is not a positive duration.
+     */
+    public static long maxBackoffMs(final ExporterConfig config)
+    {
+        ExporterFactory factory = null;
+        for (final ExporterFactory candidate : Discovered.FACTORIES)
+        {
+            factory = candidate.type().equals(config.type()) ? candidate : factory;
+        }
+        final Duration fallback = factory == null ? DEFAULT_MAX_BACKOFF : factory.defaultRetryMaxBackoff();
+        try
+        {
+            final Duration cap = new ExporterSettings(config.id(), config.properties()).duration(RETRY_MAX_BACKOFF, fallback);
+            return Math.max(1, cap.toMillis());
+        }
+        catch (final ExporterConfigException e)
+        {
+            throw new InvalidClusterConfigException(e.setting(config.id()), e.problem());
         }
     }
 
@@ -160,16 +164,44 @@ public final class ExporterRegistry
         {
             return thirdPartyFactory(config).get();
         }
-        final Supplier<Exporter> factory = factories.get(config.type());
+        final ExporterFactory factory = factories.get(config.type());
         if (factory == null)
         {
             throw new IllegalArgumentException("exporter " + config.id() + ": unknown type '" + config.type() + "'");
         }
-        return factory.get();
+        return factory.create();
+    }
+
+    /** Everything under {@code retry.} is the broker's: a typo there would otherwise vanish with the group. */
+    private static void checkRetrySettings(final ExporterConfig config)
+    {
+        try
+        {
+            new ExporterSettings(config.id(), config.properties()).group(ExporterConfig.RETRY_GROUP)
+                .requireOnly(List.of(RETRY_MAX_BACKOFF.substring(ExporterConfig.RETRY_GROUP.length() + 1)), List.of(),
+                    "the broker's retry group");
+        }
+        catch (final ExporterConfigException e)
+        {
+            throw new InvalidClusterConfigException(e.setting(config.id()), e.problem());
+        }
     }
 
     private Supplier<Exporter> thirdPartyFactory(final ExporterConfig config)
     {
         return thirdParty.computeIfAbsent(config, ThirdPartyExporters::load);
+    }
+
+    /** Loaded once: the class path does not change while the broker runs. */
+    private static final class Discovered
+    {
+        static final List<ExporterFactory> FACTORIES = load();
+
+        private static List<ExporterFactory> load()
+        {
+            final List<ExporterFactory> found = new ArrayList<>();
+            ServiceLoader.load(ExporterFactory.class, ExporterRegistry.class.getClassLoader()).forEach(found::add);
+            return List.copyOf(found);
+        }
     }
 }

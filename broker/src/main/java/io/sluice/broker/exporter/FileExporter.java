@@ -4,6 +4,7 @@ import io.sluice.exporter.spi.CommittedRecord;
 import io.sluice.exporter.spi.Exporter;
 import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;
+import io.sluice.exporter.spi.ExporterSettings;
 import io.sluice.exporter.spi.RecordJson;
 
 import java.io.ByteArrayOutputStream;
@@ -37,8 +38,10 @@ public final class FileExporter implements Exporter
     @Override
     public void configure(final ExporterContext context)
     {
-        final String path = context.properties().get(PATH_PROPERTY);
-        final Path directory = path == null || path.isBlank() ?
+        final ExporterSettings settings = context.settings();
+        settings.requireOnly(java.util.List.of(PATH_PROPERTY), java.util.List.of(), "a file exporter");
+        final String path = settings.text(PATH_PROPERTY);
+        final Path directory = path == null ?
             context.dataDir().resolve("exports").resolve(context.id()) : Path.of(path);
         partitionId = context.partitionId();
         file = directory.resolve("partition-" + partitionId + ".jsonl");

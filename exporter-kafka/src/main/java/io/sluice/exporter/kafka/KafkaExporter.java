@@ -40,7 +40,9 @@ import java.util.function.Function;
  * <p>
  * Failures: a send that fails, or a call that cannot reach Kafka within the producer's bounded waits, throws (the
  * director retries with backoff and shows the exporter as retrying). The producer is then closed at once, which
- * aborts what it still held, and a new one is made on the next call. Not thread-safe: the director calls one
+ * aborts what it still held, and a new one is made on the next call. Each call that sends (successful or not) is
+ * reported to {@link ExporterController#sinkWriteCompleted} with its records and duration, like an opensearch bulk
+ * ({@code sluice_exporter_bulk_requests}, {@code sluice_exporter_bulk_latency_seconds}). Not thread-safe: the director calls one
  * instance from one thread at a time.
  */
 public final class KafkaExporter implements Exporter
@@ -80,7 +82,7 @@ public final class KafkaExporter implements Exporter
     @Override
     public void configure(final ExporterContext context)
     {
-        config = KafkaExporterConfig.from(context.properties());
+        config = KafkaExporterConfig.from(context.settings());
         clientId = "sluice-" + context.id() + "-partition-" + context.partitionId() + "-broker-" + context.brokerId();
         partitionHeader = Integer.toString(context.partitionId()).getBytes(StandardCharsets.US_ASCII);
     }
@@ -144,6 +146,7 @@ public final class KafkaExporter implements Exporter
         final Outcomes outcomes = new Outcomes(count);
         int handedOver = 0;
         Exception failure = null;
+        final long startNanos = System.nanoTime();
         try
         {
             if (producer == null)
@@ -167,6 +170,11 @@ public final class KafkaExporter implements Exporter
         catch (final KafkaException | IllegalStateException e)
         {
             failure = e;
+        }
+        finally
+        {
+            // One write to the sink, as the opensearch exporter reports a bulk: the exporters' latency metrics.
+            controller.sinkWriteCompleted(count, System.nanoTime() - startNanos);
         }
 
         final int acknowledged = outcomes.acknowledgedPrefix(handedOver);

@@ -1,6 +1,7 @@
 package io.sluice.exporter.kafka;
 
 import io.sluice.exporter.spi.ExporterConfigException;
+import io.sluice.exporter.spi.ExporterSettings;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -8,7 +9,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * The settings of a {@code kafka} exporter ({@code sluice.exporters.<id>.*}): {@code bootstrap-servers} (required),
@@ -24,7 +24,8 @@ public final class KafkaExporterConfig
 {
     public static final String BOOTSTRAP_SERVERS = "bootstrap-servers";
     public static final String TOPIC = "topic";
-    public static final String PRODUCER_PREFIX = "producer.";
+    public static final String PRODUCER = "producer";
+    public static final String PRODUCER_PREFIX = PRODUCER + ".";
     public static final String DEFAULT_TOPIC = "sluice-records";
 
     /** Producer settings that differ from Kafka's defaults unless given: bounded waits (see the class comment). */
@@ -49,69 +50,63 @@ public final class KafkaExporterConfig
         this.producerSettings = Map.copyOf(producerSettings);
     }
 
-    /**
-     * Reads and checks an exporter's properties; touches no network.
-     *
-     * @throws ExporterConfigException naming the property that cannot work.
-     */
+    /** Reads {@code properties} (names as given, under {@code sluice.exporters.<id>.}) for an exporter without an id. */
     public static KafkaExporterConfig from(final Map<String, String> properties)
     {
-        final Map<String, String> producer = new TreeMap<>();
-        for (final Map.Entry<String, String> entry : properties.entrySet())
+        return from(new ExporterSettings(null, properties));
+    }
+
+    /**
+     * Reads and checks an exporter's settings, in any spelling of their names ({@code BOOTSTRAP_SERVERS},
+     * {@code bootstrapservers}; {@code producer.compressiontype} is Kafka's {@code compression.type}); touches no
+     * network.
+     *
+     * @throws ExporterConfigException naming the setting that cannot work.
+     */
+    public static KafkaExporterConfig from(final ExporterSettings settings)
+    {
+        settings.requireOnly(Set.of(BOOTSTRAP_SERVERS, TOPIC), Set.of(PRODUCER), "a kafka exporter");
+        final String bootstrap = settings.required(BOOTSTRAP_SERVERS, "for a kafka exporter: host:port[,host:port...]");
+        final String topic = settings.text(TOPIC, DEFAULT_TOPIC);
+        if (topic.length() > 249 || !topic.matches("[a-zA-Z0-9._-]+"))
         {
-            final String name = entry.getKey();
-            if (name.startsWith(PRODUCER_PREFIX))
-            {
-                producer.put(name.substring(PRODUCER_PREFIX.length()), entry.getValue());
-            }
-            else if (!name.equals(BOOTSTRAP_SERVERS) && !name.equals(TOPIC))
-            {
-                throw new ExporterConfigException(name, "unknown setting of a kafka exporter (known: " +
-                    BOOTSTRAP_SERVERS + ", " + TOPIC + ", " + PRODUCER_PREFIX + "<any Kafka producer setting>)");
-            }
-        }
-        final String bootstrap = properties.get(BOOTSTRAP_SERVERS);
-        if (bootstrap == null || bootstrap.isBlank())
-        {
-            throw new ExporterConfigException(BOOTSTRAP_SERVERS, "required for a kafka exporter (host:port[,host:port...])");
-        }
-        final String topic = properties.getOrDefault(TOPIC, DEFAULT_TOPIC).trim();
-        if (topic.isEmpty() || topic.length() > 249 || !topic.matches("[a-zA-Z0-9._-]+"))
-        {
-            throw new ExporterConfigException(TOPIC, "'" + topic + "' is not a Kafka topic name " +
-                "(1 to 249 of a-z A-Z 0-9 . _ -)");
+            throw settings.invalid(TOPIC, "'" + topic + "' is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)");
         }
 
-        final Map<String, String> settings = new HashMap<>(DEFAULT_PRODUCER_SETTINGS);
-        for (final Map.Entry<String, String> entry : producer.entrySet())
+        final ExporterSettings producer = settings.group(PRODUCER);
+        final Map<String, String> kafkaNames = new HashMap<>();
+        ProducerConfig.configNames().forEach(name -> kafkaNames.put(ExporterSettings.canonical(name), name));
+        final Map<String, String> settingNames = new HashMap<>();
+        final Map<String, String> values = new HashMap<>(DEFAULT_PRODUCER_SETTINGS);
+        for (final String given : producer.names())
         {
-            final String name = entry.getKey();
-            final String value = entry.getValue() == null ? "" : entry.getValue().trim();
-            final String property = PRODUCER_PREFIX + name;
+            final String name = kafkaNames.get(ExporterSettings.canonical(given));
+            if (name == null)
+            {
+                throw producer.invalid(given, "not a Kafka producer setting");
+            }
+            final String value = producer.text(given, "");
             if (OWNED.contains(name))
             {
-                throw new ExporterConfigException(property, "set by the exporter itself" +
+                throw producer.invalid(given, "set by the exporter itself" +
                     (name.equals(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG) ? " from " + BOOTSTRAP_SERVERS : "") +
                     "; remove it");
             }
-            if (!ProducerConfig.configNames().contains(name))
-            {
-                throw new ExporterConfigException(property, "not a Kafka producer setting");
-            }
             if (name.equals(ProducerConfig.ACKS_CONFIG) && !value.equals("all") && !value.equals("-1"))
             {
-                throw new ExporterConfigException(property, "'" + value + "': the exporter needs acks=all, so that " +
+                throw producer.invalid(given, "'" + value + "': the exporter needs acks=all, so that " +
                     "an acknowledged position is on every in-sync replica");
             }
             if (name.equals(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG) && !value.equalsIgnoreCase("true"))
             {
-                throw new ExporterConfigException(property, "'" + value + "': the exporter needs the idempotent " +
+                throw producer.invalid(given, "'" + value + "': the exporter needs the idempotent " +
                     "producer, so that retries keep each key's order");
             }
-            settings.put(name, value);
+            values.put(name, value);
+            settingNames.put(name, given);
         }
-        final KafkaExporterConfig config = new KafkaExporterConfig(bootstrap.trim(), topic, settings);
-        config.check(producer.keySet());
+        final KafkaExporterConfig config = new KafkaExporterConfig(bootstrap, topic, values);
+        config.check(producer, settingNames);
         return config;
     }
 
@@ -139,7 +134,7 @@ public final class KafkaExporterConfig
     }
 
     /** Lets Kafka's own parser check values and combinations (for example max.in.flight.requests.per.connection > 5). */
-    private void check(final Set<String> given)
+    private void check(final ExporterSettings producer, final Map<String, String> settingNames)
     {
         final ProducerConfig parsed;
         try
@@ -148,29 +143,31 @@ public final class KafkaExporterConfig
         }
         catch (final ConfigException e)
         {
-            throw new ExporterConfigException(propertyNamedIn(e.getMessage(), given), e.getMessage());
+            throw producer.invalid(propertyNamedIn(e.getMessage(), settingNames), e.getMessage());
         }
         final long linger = ((Number)parsed.values().get(ProducerConfig.LINGER_MS_CONFIG)).longValue();
         final long request = ((Number)parsed.values().get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG)).longValue();
         final long delivery = ((Number)parsed.values().get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG)).longValue();
         if (delivery < linger + request)
         {
-            throw new ExporterConfigException(PRODUCER_PREFIX + ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+            throw producer.invalid(settingNames.getOrDefault(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG),
                 delivery + " must be at least linger.ms + request.timeout.ms (" + (linger + request) + ")");
         }
     }
 
-    private static String propertyNamedIn(final String message, final Set<String> given)
+    /** The given name of the producer setting Kafka's message names (the longest that it mentions), else {@code *}. */
+    private static String propertyNamedIn(final String message, final Map<String, String> settingNames)
     {
         String named = null;
-        for (final String name : given)
+        for (final String name : settingNames.keySet())
         {
             if (message != null && message.contains(name) && (named == null || name.length() > named.length()))
             {
                 named = name;
             }
         }
-        return PRODUCER_PREFIX + (named == null ? "*" : named);
+        return named == null ? "*" : settingNames.get(named);
     }
 
     @Override

@@ -69,7 +69,7 @@ public final class OpenSearchExporter implements Exporter
     @Override
     public void configure(final ExporterContext context)
     {
-        config = OpenSearchExporterConfig.parse(context.properties());
+        config = OpenSearchExporterConfig.from(context.settings());
         partitionId = context.partitionId();
         deadLetterFile = context.dataDir() == null ? null : context.dataDir().resolve("exports").resolve(context.id())
             .resolve("dead-letter").resolve("partition-" + partitionId + ".jsonl");

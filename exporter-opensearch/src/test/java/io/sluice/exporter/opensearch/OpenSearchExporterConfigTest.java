@@ -1,5 +1,7 @@
 package io.sluice.exporter.opensearch;
 
+import io.sluice.exporter.spi.ExporterConfigException;
+import io.sluice.exporter.spi.ExporterSettings;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -28,7 +30,7 @@ final class OpenSearchExporterConfigTest
     {
         final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("url",
             "http://a:9200, https://b", "index", "orders", "username", "u", "password", "p", "bulk.max-records", "10",
-            "bulk.max-bytes", "512KB", "bulk.max-delay", "250ms", "retry.max-backoff", "2s", "on-rejected", "dead-letter"));
+            "bulk.max-bytes", "512KB", "bulk.max-delay", "250ms", "on-rejected", "dead-letter"));
         assertThat(config.urls()).hasSize(2);
         assertThat(config.bulkMaxBytes()).isEqualTo(512 * 1024);
         assertThat(config.bulkMaxDelay()).isEqualTo(Duration.ofMillis(250));
@@ -47,8 +49,6 @@ final class OpenSearchExporterConfigTest
             .hasMessageStartingWith("bulk.max-bytes: ");
         assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-delay", "soon")))
             .hasMessageStartingWith("bulk.max-delay: ");
-        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("retry.max-backoff", "-1s")))
-            .hasMessageStartingWith("retry.max-backoff: ");
         assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("on-rejected", "skip")))
             .hasMessageStartingWith("on-rejected: 'skip'");
         assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("url", "ftp://x")))
@@ -58,16 +58,28 @@ final class OpenSearchExporterConfigTest
         assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("username", "u")))
             .hasMessageStartingWith("password: ");
         assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("bulk.max-recrods", "5")))
-            .hasMessageStartingWith("bulk.max-recrods: unknown property");
+            .hasMessageStartingWith("bulk.max-recrods: unknown setting of an opensearch exporter");
     }
 
     @Test
-    void propertiesBoundFromEnvironmentVariablesLoseTheirDashesAndStillCount()
+    void everySettingTakesTheSpellingsEnvironmentVariablesGive()
     {
+        // SLUICE_EXPORTERS_SEARCH_BULK_MAXRECORDS, ..._BULK_MAX_BYTES, ..._ONREJECTED, ..._BULK_MAX_DELAY
         final OpenSearchExporterConfig config = OpenSearchExporterConfig.parse(Map.of("bulk.maxrecords", "7",
-            "onrejected", "dead-letter", "retry.maxbackoff", "3s"));
+            "bulk.max.bytes", "1MB", "onrejected", "DEAD_LETTER", "BULK_MAX_DELAY", "2s", "URL", "http://h:1"));
         assertThat(config.bulkMaxRecords()).isEqualTo(7);
+        assertThat(config.bulkMaxBytes()).isEqualTo(1024 * 1024);
+        assertThat(config.bulkMaxDelay()).isEqualTo(Duration.ofSeconds(2));
         assertThat(config.onRejected()).isEqualTo(OpenSearchExporterConfig.OnRejected.DEAD_LETTER);
-        assertThat(OpenSearchExporterConfig.canonical("retry.maxbackoff")).isEqualTo("retry.max-backoff");
+        assertThat(config.urls()).hasToString("[http://h:1]");
+    }
+
+    @Test
+    void theExportersIdNamesTheFullSettingInARefusal()
+    {
+        assertThatThrownBy(() -> OpenSearchExporterConfig.from(
+            new ExporterSettings("search", Map.of("bulk.maxbytes", "lots"))))
+            .isInstanceOf(ExporterConfigException.class)
+            .hasMessage("sluice.exporters.search.bulk.maxbytes: 'lots' is not a positive size (e.g. 512KB, 10MB)");
     }
 }

@@ -14,8 +14,11 @@ import java.util.TreeMap;
  * @param brokerId    the broker running this instance (the partition's leader).
  * @param dataDir     the cluster's data directory ({@code sluice.data-dir}); an exporter that keeps local files puts
  *                    them under {@code <dataDir>/exports/<id>/}.
- * @param properties  every {@code sluice.exporters.<id>.<name>} setting but {@code type}, by {@code <name>}
- *                    ({@code bootstrap-servers}, {@code producer.acks}, {@code args.url}, ...). Immutable.
+ * @param properties  the exporter's own {@code sluice.exporters.<id>.<name>} settings by {@code <name>}, as given
+ *                    ({@code bootstrap-servers}, {@code producer.acks}, {@code args.url}, ...): without the ones the
+ *                    broker reads itself ({@code type}, {@code class-name}, {@code jar}, {@code start-from},
+ *                    {@code retry.*}), in any spelling. Read them through {@link #settings()}, which takes every
+ *                    spelling environment variables produce. Immutable.
  */
 public record ExporterContext(String id, int partitionId, int brokerId, Path dataDir, Map<String, String> properties)
 {
@@ -27,20 +30,18 @@ public record ExporterContext(String id, int partitionId, int brokerId, Path dat
         properties = properties == null ? Map.of() : Map.copyOf(properties);
     }
 
+    /** {@link #properties()} through relaxed names and duration and size parsing; its refusals name the full setting. */
+    public ExporterSettings settings()
+    {
+        return new ExporterSettings(id, properties);
+    }
+
     /**
      * A third-party exporter's own configuration: {@code sluice.exporters.<id>.args.<name>} by {@code <name>}
-     * (the prefix removed), sorted by name. Empty when there are none.
+     * (the prefix removed, matched in any spelling: {@code ARGS_OUT} binds to {@code args.out}), sorted by name. Empty when there are none.
      */
     public Map<String, String> args()
     {
-        final Map<String, String> args = new TreeMap<>();
-        for (final Map.Entry<String, String> entry : properties.entrySet())
-        {
-            if (entry.getKey().startsWith(ARGS_PREFIX))
-            {
-                args.put(entry.getKey().substring(ARGS_PREFIX.length()), entry.getValue());
-            }
-        }
-        return args;
+        return new TreeMap<>(settings().group("args").asMap());
     }
 }

@@ -37,6 +37,8 @@ public final class SluiceProcess
     private final Path workingDirectory;
     private final Path logFile;
     private final Path pidFile;
+    /** Set on the child's environment on top of this JVM's. */
+    private final java.util.Map<String, String> environment;
     private Process process;
     private boolean suspended;
     private boolean stoppedOnPurpose;
@@ -48,6 +50,19 @@ public final class SluiceProcess
         final Path logFile,
         final Path pidFile)
     {
+        this(name, command, workingDirectory, logFile, pidFile, java.util.Map.of());
+    }
+
+    /** A process whose environment also holds {@code environment}: settings given as environment variables. */
+    public SluiceProcess(
+        final String name,
+        final List<String> command,
+        final Path workingDirectory,
+        final Path logFile,
+        final Path pidFile,
+        final java.util.Map<String, String> environment)
+    {
+        this.environment = java.util.Map.copyOf(environment);
         this.name = name;
         this.command = List.copyOf(command);
         this.workingDirectory = workingDirectory;
@@ -110,6 +125,7 @@ public final class SluiceProcess
                 .directory(workingDirectory.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+            builder.environment().putAll(environment);
             process = builder.start();
             suspended = false;
             stoppedOnPurpose = false;

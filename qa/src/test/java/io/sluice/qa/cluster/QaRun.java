@@ -66,6 +66,14 @@ public final class QaRun
         final String name, final String mode, final List<String> args, final Path workingDirectory,
         final String... extraJvmOptions)
     {
+        return process(name, mode, args, java.util.Map.of(), workingDirectory, extraJvmOptions);
+    }
+
+    /** As {@link #process(String, String, List, Path, String...)}, with {@code environment} set on the child. */
+    public SluiceProcess process(
+        final String name, final String mode, final List<String> args, final java.util.Map<String, String> environment,
+        final Path workingDirectory, final String... extraJvmOptions)
+    {
         final Path folder = directory().resolve(name);
         // the folder in the command line lets a later run recognise and kill this child if this run crashes
         final List<String> jvmOptions = new ArrayList<>(SluiceCluster.configuredJvmOptions());
@@ -73,7 +81,7 @@ public final class QaRun
         jvmOptions.add("-Dsluice.qa.run=" + folder);
         final SluiceProcess process = new SluiceProcess(name,
             SluiceProcess.javaCommand(SluiceCluster.jar(), jvmOptions, mode, args),
-            workingDirectory, folder.resolve(name + ".log"), folder.resolve("pids"));
+            workingDirectory, folder.resolve(name + ".log"), folder.resolve("pids"), environment);
         processes.add(process);
         return process;
     }
