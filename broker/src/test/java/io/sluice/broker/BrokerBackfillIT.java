@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.BackfillRequestEncoder;
 import io.sluice.protocol.codecs.BackfillState;

@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.FileExporter;
 import org.junit.jupiter.api.AutoClose;

@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.protocol.codecs.AppendRequestEncoder;
 import io.sluice.protocol.codecs.AppendResponseDecoder;
 import io.sluice.protocol.codecs.ErrorCode;

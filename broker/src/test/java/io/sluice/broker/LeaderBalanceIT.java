@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.control.ExportingChange;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;

@@ -1,5 +1,6 @@
 package io.sluice.dist;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.gateway.LoopbackBrokers;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.tls.TestCertificates;

@@ -1,5 +1,6 @@
 package io.sluice.gateway;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;

@@ -1,5 +1,6 @@
 package io.sluice.gateway;
 
+import io.sluice.testing.QuietPeriod;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

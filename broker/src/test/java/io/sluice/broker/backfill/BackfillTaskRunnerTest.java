@@ -4,7 +4,7 @@ import io.sluice.exporter.spi.CommittedRecord;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.exporter.FileExporter;
-import io.sluice.broker.QuietPeriod;
+import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.log.RecordLog;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterEach;

@@ -1,5 +1,6 @@
 package io.sluice.exporter.kafka;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.exporter.spi.ExporterConfigException;
 import io.sluice.exporter.spi.ExporterContext;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

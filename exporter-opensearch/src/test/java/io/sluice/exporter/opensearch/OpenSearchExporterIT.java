@@ -1,5 +1,6 @@
 package io.sluice.exporter.opensearch;
 
+import io.sluice.testing.QuietPeriod;
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
 import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;

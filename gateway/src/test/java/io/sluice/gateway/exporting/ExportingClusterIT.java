@@ -1,7 +1,7 @@
 package io.sluice.gateway.exporting;
 
 import io.sluice.gateway.LoopbackBrokers;
-import io.sluice.gateway.QuietPeriod;
+import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;

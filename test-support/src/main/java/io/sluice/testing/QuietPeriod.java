@@ -1,11 +1,12 @@
-package io.sluice.exporter.kafka;
+package io.sluice.testing;
 
 import java.time.Duration;
 
 /**
- * Lets time pass on purpose, for a test that then asserts something did <em>not</em> happen meanwhile, or that needs
- * time itself to pass (a delay or a validity running out). The one place the Kafka exporter's tests wait a fixed time:
- * anything that waits <em>for</em> something awaits it instead.
+ * Lets time pass on purpose, for a test that then asserts something did <em>not</em> happen meanwhile (nothing
+ * exported while paused, no leader moved, nothing appended by refused requests, a window ran out). The one place the
+ * modules' tests wait a fixed time: anything that waits <em>for</em> something awaits it (Awaitility) instead. The qa
+ * module's own {@code Await.quietPeriod} also logs and counts its periods.
  */
 public final class QuietPeriod
 {
