@@ -14,9 +14,21 @@ import java.util.Comparator;
  * classes with clusters of their own; by name within each group.
  * It tells the shared cluster how many classes use it, so it stops after the last one instead of idling beside the
  * clusters booted later.
+ * <p>
+ * The run has two lanes (junit-platform.properties): the classes that keep their default execution mode run one after
+ * another in the engine's thread, in this order, the shared-cluster ones among them; the classes with a cluster of
+ * their own are marked {@code @Execution(CONCURRENT)} and run on a second thread beside them, so the 2 cores serve two
+ * clusters at once instead of one cluster that mostly waits. A class must not be both on the shared cluster and
+ * concurrent ({@link SharedCluster} refuses it).
  */
 public final class QaClassOrder implements ClassOrderer
 {
+    /**
+     * The lock of the concurrent classes that start an OpenSearch node or a Kafka broker inside the test JVM: those
+     * keep JVM-wide state (Netty's processor count, metrics registries), so only one such class runs at a time.
+     */
+    public static final String EMBEDDED_SINKS = "sluice-qa-embedded-sinks";
+
     @Override
     public void orderClasses(final ClassOrdererContext context)
     {

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.LifecycleMethodExecutionExceptionHandler;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.lang.annotation.ElementType;
@@ -73,6 +74,13 @@ public final class SharedCluster
     @Override
     public void beforeAll(final ExtensionContext context)
     {
+        if (context.getExecutionMode() == ExecutionMode.CONCURRENT)
+        {
+            // classes on the shared cluster take turns in the engine's thread (QaClassOrder); two at once would undo
+            // each other's reset
+            throw new IllegalStateException(context.getRequiredTestClass().getSimpleName() +
+                " uses the shared cluster, so it must not be @Execution(CONCURRENT)");
+        }
         shared = context.getRoot().getStore(NAMESPACE).computeIfAbsent(Shared.class, key -> Shared.boot(), Shared.class);
         shared.resetFor(context.getRequiredTestClass().getSimpleName());
     }

@@ -3,6 +3,7 @@ package io.sluice.qa.exporter;
 import io.sluice.exporter.kafka.KafkaBroker;
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
 import io.sluice.exporter.spi.ExporterJars;
+import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportFiles;
 import io.sluice.qa.cluster.ExportedRecord;
@@ -17,6 +18,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +44,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * line naming it.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(QaClassOrder.EMBEDDED_SINKS)
 class ExportersConfiguredByEnvironmentIT
 {
     private static final String INDEX = "env-records";

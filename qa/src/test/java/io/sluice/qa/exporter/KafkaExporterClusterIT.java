@@ -3,6 +3,7 @@ package io.sluice.qa.exporter;
 import io.sluice.exporter.kafka.KafkaBroker;
 import io.sluice.exporter.kafka.KafkaExporter;
 import io.sluice.exporter.spi.ExporterJars;
+import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportingControlAnswer;
@@ -21,6 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -49,6 +53,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(QaClassOrder.EMBEDDED_SINKS)
 class KafkaExporterClusterIT
 {
     private static final String TOPIC = "sluice-records";

@@ -2,6 +2,7 @@ package io.sluice.qa.opensearch;
 
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
 import io.sluice.qa.Exporting;
+import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.GatewayException;
@@ -20,6 +21,9 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -45,6 +49,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(QaClassOrder.EMBEDDED_SINKS)
 class OpenSearchExportIT
 {
     private static final String EXPORTER = "search";

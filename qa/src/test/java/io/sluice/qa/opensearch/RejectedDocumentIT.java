@@ -1,6 +1,7 @@
 package io.sluice.qa.opensearch;
 
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
+import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.HttpAnswer;
@@ -15,6 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import tools.jackson.databind.JsonNode;
 
 import java.nio.file.Files;
@@ -34,6 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(QaClassOrder.EMBEDDED_SINKS)
 class RejectedDocumentIT
 {
     private static final Duration EXPORT_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(90));
