@@ -23,6 +23,7 @@ import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import io.sluice.protocol.transport.TransportConfig;
+import io.sluice.testing.LoopbackPorts;
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -564,7 +565,7 @@ final class TestCluster implements AutoCloseable
         final List<InetSocketAddress> addresses = new ArrayList<>();
         for (int i = 0; i < count; i++)
         {
-            addresses.add(InetSocketAddress.createUnresolved("127.0.0.1", LoopbackPorts.freePair()));
+            addresses.add(InetSocketAddress.createUnresolved("127.0.0.1", LoopbackPorts.freePortPair()));
         }
         return addresses;
     }
