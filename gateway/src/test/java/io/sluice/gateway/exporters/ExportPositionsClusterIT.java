@@ -41,8 +41,9 @@ import static org.awaitility.Awaitility.await;
 /**
  * One meaning of "position" in every view (issue 29): {@code GET /actuator/exporters}, {@code GET
  * /actuator/exporting} and the metric {@code sluice_exporter_position} show the same acknowledged position per
- * (exporter, partition), and the views that show it, the position sent to the sink ahead of it, also while a soft
- * pause holds acknowledgements back and after a reset to latest. Three real brokers in this JVM, the gateway on
+ * (exporter, partition), and the same position sent to the sink ahead of it ({@code sentPosition}, the metric
+ * {@code sluice_exporter_sent_position}), also while a soft pause holds acknowledgements back and after a reset to
+ * latest. Three real brokers in this JVM, the gateway on
  * random ports, plain HTTP. Steps run in order.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
@@ -54,8 +55,8 @@ class ExportPositionsClusterIT
     private static final Duration AWAIT = Duration.ofSeconds(90);
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private static final Pattern POSITION_METRIC =
-        Pattern.compile("^sluice_exporter_position\\{exporter=\"file\",partition=\"(\\d+)\"} (\\S+)$", Pattern.MULTILINE);
+    private static final Pattern POSITION_METRIC = Pattern.compile(
+        "^sluice_exporter_(position|sent_position)\\{exporter=\"file\",partition=\"(\\d+)\"} (\\S+)$", Pattern.MULTILINE);
 
     @TempDir
     static Path dataDir;
@@ -205,17 +206,21 @@ class ExportPositionsClusterIT
     }
 
     /** One read of every view, for positions per partition of the exporter {@code file}. */
-    private record Views(JsonNode exporters, JsonNode exporting, Map<Integer, Double> metric)
+    private record Views(JsonNode exporters, JsonNode exporting, Map<Integer, Double> metric,
+                         Map<Integer, Double> sentMetric)
     {
         static Views read()
         {
             final Map<Integer, Double> metric = new TreeMap<>();
+            final Map<Integer, Double> sentMetric = new TreeMap<>();
             final Matcher matcher = POSITION_METRIC.matcher(get("/actuator/prometheus").body());
             while (matcher.find())
             {
-                metric.put(Integer.parseInt(matcher.group(1)), Double.parseDouble(matcher.group(2)));
+                (matcher.group(1).equals("position") ? metric : sentMetric)
+                    .put(Integer.parseInt(matcher.group(2)), Double.parseDouble(matcher.group(3)));
             }
-            return new Views(JSON.readTree(get("/actuator/exporters").body()), ExportPositionsClusterIT.exporting(), metric);
+            return new Views(JSON.readTree(get("/actuator/exporters").body()), ExportPositionsClusterIT.exporting(), metric,
+                sentMetric);
         }
 
         JsonNode exporter(final int partitionId)
@@ -257,19 +262,22 @@ class ExportPositionsClusterIT
                 gauge == null ? -1 : gauge.longValue());
         }
 
-        /** The position sent to the sink as each view that shows it has it: exporters view, exporting status. */
+        /** The position sent to the sink as each view has it: exporters view, exporting status, metric. */
         List<Long> sent(final int partitionId)
         {
             final JsonNode pair = leaderPair(partitionId);
             final JsonNode exporter = exporter(partitionId);
+            final Double gauge = sentMetric.get(partitionId);
             return List.of(exporter.has("sentPosition") ? exporter.get("sentPosition").asLong() : -1,
-                pair.has("sentPosition") ? pair.get("sentPosition").asLong() : -1);
+                pair.has("sentPosition") && pair.get("sentPosition").isNumber() ? pair.get("sentPosition").asLong() : -1,
+                gauge == null ? -1 : gauge.longValue());
         }
 
         @Override
         public String toString()
         {
-            return "exporters " + exporters + ", exporting " + exporting + ", sluice_exporter_position " + metric;
+            return "exporters " + exporters + ", exporting " + exporting + ", sluice_exporter_position " + metric +
+                ", sluice_exporter_sent_position " + sentMetric;
         }
     }
 
