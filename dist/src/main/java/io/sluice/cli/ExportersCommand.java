@@ -36,14 +36,17 @@ final class ExportersCommand implements Callable<Integer>
 
     private void printView(final JsonNode view)
     {
-        final Table table = new Table("EXPORTER", "TYPE", "PARTITION", "POSITION", "LAG", "STATE", "LAST ERROR");
+        // POSITION is the acknowledged position, SENT what was sent to the sink: as in `admin exporting status`.
+        final Table table =
+            new Table("EXPORTER", "TYPE", "PARTITION", "POSITION", "LAG", "SENT", "SENT LAG", "STATE", "LAST ERROR");
         for (final JsonNode exporter : view.path("exporters"))
         {
             for (final JsonNode partition : exporter.path("partitions"))
             {
                 table.row(exporter.path("id").asString(), text(exporter.path("type")),
                     partition.path("partitionId").asString(), number(partition.path("position")),
-                    number(partition.path("lag")), partition.path("state").asString("UNKNOWN"),
+                    number(partition.path("lag")), number(partition.path("sentPosition")),
+                    number(partition.path("sentLag")), partition.path("state").asString("UNKNOWN"),
                     text(partition.path("lastError")));
             }
         }

@@ -161,18 +161,24 @@ final class ExportingCommands extends CommandGroup
             final List<JsonNode> targets = new ArrayList<>();
             exporting.path("targets").forEach(targets::add);
             targets.sort((a, b) -> TargetPairs.of(a).compareTo(TargetPairs.of(b)));
-            final Table table = new Table("PAIR", "ROLE", "STATE", "EXPORTED", "LAST", "LAG");
+            // POSITION is the acknowledged position (JSON exportedPosition), SENT what the leader sent to the sinks
+            // (JSON sentPosition; leader pairs only): the same names as in `admin exporters`.
+            final Table table = new Table("PAIR", "ROLE", "STATE", "POSITION", "SENT", "LAST", "LAG", "SENT LAG");
             for (final JsonNode target : targets)
             {
-                final long exported = target.path("exportedPosition").asLong(-1);
+                final long acknowledged = target.path("exportedPosition").asLong(-1);
+                final JsonNode sentNode = target.path("sentPosition");
+                final long sent = sentNode.isNumber() ? sentNode.asLong() : -1;
                 final long last = target.path("lastPosition").asLong(-1);
                 table.row(
                     TargetPairs.of(target).label(),
                     target.path("role").asString("-"),
                     target.path("state").asString("UNKNOWN"),
-                    exported < 0 ? "-" : exported,
+                    acknowledged < 0 ? "-" : acknowledged,
+                    sent < 0 ? "-" : sent,
                     last < 0 ? "-" : last,
-                    exported < 0 || last < 0 ? "-" : Math.max(0, last - exported));
+                    acknowledged < 0 || last < 0 ? "-" : Math.max(0, last - acknowledged),
+                    sent < 0 || last < 0 ? "-" : Math.max(0, last - sent));
             }
             console.out().println("exporting: " + exporting.path("state").asString("UNKNOWN"));
             table.print(console.out());

@@ -71,8 +71,9 @@ final class PartitionsCommand implements Callable<Integer>
         brokers.print(console.out());
         console.out().println();
 
+        // POSITION: the acknowledged position (JSON exportedPosition), named as in `admin exporting status`.
         final Table partitions = new Table(
-            "PARTITION", "LEADER", "HEALTH", "BROKER", "ROLE", "TERM", "REACHABLE", "LAST", "EXPORTED");
+            "PARTITION", "LEADER", "HEALTH", "BROKER", "ROLE", "TERM", "REACHABLE", "LAST", "POSITION");
         for (final JsonNode partition : view.path("partitions"))
         {
             final String partitionId = partition.path("partitionId").asString();

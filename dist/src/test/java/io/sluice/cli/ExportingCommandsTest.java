@@ -234,6 +234,22 @@ class ExportingCommandsTest
     }
 
     @Test
+    void statusDuringASoftPauseShowsTheAcknowledgedPositionEverywhereAndTheSentOneOnTheLeaders()
+    {
+        CliRun.run("exporting", "pause", "--soft", "--gateway", gateway.url());
+
+        final CliRun run = CliRun.run("exporting", "status", "--gateway", gateway.url());
+
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCode.SUCCEEDED);
+        final List<String> lines = run.out().lines().toList();
+        assertThat(lines.get(1)).matches("PAIR\\s+ROLE\\s+STATE\\s+POSITION\\s+SENT\\s+LAST\\s+LAG\\s+SENT LAG");
+        assertThat(lines).filteredOn(line -> line.contains("LEADER")).isNotEmpty()
+            .allMatch(line -> line.matches(".*LEADER\\s+SOFT_PAUSED\\s+100\\s+130\\s+140\\s+40\\s+10"), "leader rows");
+        assertThat(lines).filteredOn(line -> line.contains("FOLLOWER")).isNotEmpty()
+            .allMatch(line -> line.matches(".*FOLLOWER\\s+SOFT_PAUSED\\s+100\\s+-\\s+140\\s+40\\s+-"), "follower rows");
+    }
+
+    @Test
     void unauthorisedCallExitsThreeAndSaysHowToPassTheToken()
     {
         gateway.on("POST", "/actuator/exporting/pause",

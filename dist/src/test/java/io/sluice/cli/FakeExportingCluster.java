@@ -124,13 +124,23 @@ public final class FakeExportingCluster
         String common = null;
         for (final Map.Entry<PartitionReplica, String> entry : states.entrySet())
         {
-            targets.addObject()
+            final boolean leader = entry.getKey().brokerId() == (entry.getKey().partitionId() - 1) % 3;
+            final ObjectNode target = targets.addObject()
                 .put("brokerId", entry.getKey().brokerId())
                 .put("partitionId", entry.getKey().partitionId())
-                .put("role", entry.getKey().brokerId() == (entry.getKey().partitionId() - 1) % 3 ? "LEADER" : "FOLLOWER")
+                .put("role", leader ? "LEADER" : "FOLLOWER")
                 .put("state", entry.getValue())
-                .put("exportedPosition", 100)
-                .put("lastPosition", 140);
+                .put("exportedPosition", 100);
+            // Only the leader exports; a soft pause holds the acknowledged position back, not the sending.
+            if (leader)
+            {
+                target.put("sentPosition", "SOFT_PAUSED".equals(entry.getValue()) ? 130 : 100);
+            }
+            else
+            {
+                target.putNull("sentPosition");
+            }
+            target.put("lastPosition", 140);
             common = common == null || common.equals(entry.getValue()) ? entry.getValue() : "MIXED";
         }
         answer.put("state", common);

@@ -130,7 +130,8 @@ final class ResponseWriters
                         .firstPosition(status.firstPosition())
                         .exportingSinceMicros(status.hold().sinceMicros())
                         .leaseExpiresAtMicros(status.hold().expiresAtMicros())
-                        .leaseExpiredAtMicros(status.hold().expiredAtMicros());
+                        .leaseExpiredAtMicros(status.hold().expiredAtMicros())
+                        .sentPosition(status.sentPosition());
                     final TopologyResponseEncoder.PartitionsEncoder.ExportersEncoder exporters =
                         group.exportersCount(status.exporterPositions().size());
                     for (final Map.Entry<String, Long> exporter : status.exporterPositions().entrySet())
@@ -214,6 +215,7 @@ final class ResponseWriters
                         .sinkWriteNanos(exporter.sinkWriteNanos())
                         .unavailableFrom(exporter.unavailableFrom())
                         .unavailableTo(exporter.unavailableTo())
+                        .sentPosition(exporter.sentPosition())
                         .putExporterId(text[0], 0, text[0].length)
                         .putExporterType(text[1], 0, text[1].length)
                         .putLastError(text[2], 0, text[2].length);

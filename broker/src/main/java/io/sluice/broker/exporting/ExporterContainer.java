@@ -33,7 +33,10 @@ final class ExporterContainer implements ExporterController
     private final ExportedState state;
     private final ExportingView exporting;
     final ExporterConfig config;
+    /** What the exporter acknowledged (its sink has it); replicated by the director unless the partition is held. */
     final AtomicLong acknowledged = new AtomicLong();
+    /** The last position handed to the exporter for its sink (it may still be buffered or in a bulk in flight). */
+    private volatile long sent;
     final AtomicLong deadLetters = new AtomicLong();
     final AtomicLong sinkWrites = new AtomicLong();
     final AtomicLong sinkWriteNanos = new AtomicLong();
@@ -74,7 +77,26 @@ final class ExporterContainer implements ExporterController
         }
         this.mustRecordStart = fresh && config.startFrom() == ExporterConfig.StartFrom.LATEST;
         this.acknowledged.set(start);
+        this.sent = start;
         this.nextPosition = start + 1;
+    }
+
+    /**
+     * The acknowledged position every view shows: the replicated one, which compaction and a new leader go by (an
+     * exporter's own acknowledgements count once replicated; a soft pause holds them back). Any thread.
+     */
+    long acknowledgedPosition()
+    {
+        return state.exporterPosition(config.id());
+    }
+
+    /**
+     * The last position sent to the sink: handed to the exporter in this term, and never behind the acknowledged
+     * one (after a reset to latest the acknowledged position jumps ahead of what this term sent). Any thread.
+     */
+    long sentPosition()
+    {
+        return Math.max(sent, acknowledgedPosition());
     }
 
     /** The range shown in the view: the one moved past in this term until replicated, then the replicated one. */
@@ -104,6 +126,7 @@ final class ExporterContainer implements ExporterController
                 "oldest the partition holds", partitionId, brokerId, config.id(), range, firstHeld);
         pendingSkip = pendingSkip == null ? range : pendingSkip.merge(range);
         acknowledged.accumulateAndGet(firstHeld - 1, Math::max);
+        sent = Math.max(sent, firstHeld - 1);
         nextPosition = firstHeld;
     }
 
@@ -229,6 +252,7 @@ final class ExporterContainer implements ExporterController
                 {
                     exporting.gate().exit();
                 }
+                sent = record.position();
                 nextPosition = record.position() + 1;
             }
         }

@@ -227,11 +227,26 @@ public final class ExporterDirector
         {
             final UnavailableRange range = container.unavailableRange();
             statuses.add(new ExporterStatus(container.config.id(), container.config.type(),
-                container.acknowledged.get(), container.retrying, container.lastError, container.totalFailures,
+                container.acknowledgedPosition(), container.retrying, container.lastError, container.totalFailures,
                 container.deadLetters.get(), container.sinkWrites.get(), container.sinkWriteNanos.get(),
-                range == null ? 0 : range.fromPosition(), range == null ? 0 : range.toPosition()));
+                range == null ? 0 : range.fromPosition(), range == null ? 0 : range.toPosition(),
+                container.sentPosition()));
         }
         return statuses;
+    }
+
+    /**
+     * Lowest position sent to the sink over this term's exporters (see {@link ExporterContainer#sentPosition}), -1
+     * when the director is not running (a follower's: only the leader sends). Any thread.
+     */
+    public long sentPosition()
+    {
+        long min = Long.MAX_VALUE;
+        for (final ExporterContainer container : containers)
+        {
+            min = Math.min(min, container.sentPosition());
+        }
+        return !active || min == Long.MAX_VALUE ? -1 : min;
     }
 
     private void stopLocked()

@@ -470,7 +470,7 @@ public final class Partition implements PartitionListener, Replica, AutoCloseabl
             .forEach((id) -> positions.put(id, state.exporterPosition(id)));
         return new PartitionStatus(partitionId, role, term, leaderId, exporting.heldState(),
             exporting.version(), state.lastPosition(), state.exportedPosition(),
-            positions, state.firstPosition(), exporting.hold());
+            positions, state.firstPosition(), exporting.hold(), director.sentPosition());
     }
 
     @Override

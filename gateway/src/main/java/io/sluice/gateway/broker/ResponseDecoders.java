@@ -100,6 +100,8 @@ final class ResponseDecoders
                 final long firstPosition = Math.max(0, p.firstPosition()); // null (version 4): 0, unknown
                 final ExportingHold hold = ExportingHold.of(p.exportingSinceMicros(), p.leaseExpiresAtMicros(),
                     p.leaseExpiredAtMicros());
+                // null (version 4): not known; -1: no exporter runs there (a follower)
+                final long sentPosition = Math.max(-1, p.sentPosition());
                 final Map<String, Long> exporterPositions = new HashMap<>();
                 for (final TopologyResponseDecoder.PartitionsDecoder.ExportersDecoder e : p.exporters())
                 {
@@ -117,7 +119,7 @@ final class ResponseDecoders
                     exportingState == ExportingState.SBE_UNKNOWN || exportingState == ExportingState.NULL_VAL ?
                         null : exportingState,
                     stateVersion, lastPosition, exportedPosition, Map.copyOf(exporterPositions), firstPosition,
-                    hold));
+                    hold, sentPosition));
             }
             checkLimit(topology.limit(), length, what);
             // Absent before protocol version 3: a broker that does not say has no control group to wait for.

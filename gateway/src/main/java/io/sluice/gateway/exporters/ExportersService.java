@@ -142,8 +142,10 @@ public class ExportersService
                     {
                         state = ExportersView.EXPORTING;
                     }
-                    return new ExportersView.Partition(partitionId, exporter.acknowledgedPosition(),
-                        lag(leader.lastPosition(), exporter.acknowledgedPosition()), state, exporter.lastError(),
+                    final long acknowledged = exporter.acknowledgedPosition();
+                    final long sent = Math.max(acknowledged, exporter.sentPosition());
+                    return new ExportersView.Partition(partitionId, acknowledged, lag(leader.lastPosition(), acknowledged),
+                        sent, lag(leader.lastPosition(), sent), state, exporter.lastError(),
                         exporter.hasUnavailable() ? List.of(new ExportersView.Range(exporter.unavailableFrom(),
                             exporter.unavailableTo())) : List.of());
                 }
@@ -155,8 +157,9 @@ public class ExportersService
         final long last = replicated.map(PartitionStatus::lastPosition).orElse(-1L);
         final String why = answer.error() != null ? answer.error() :
             "exporter " + exporterId + " is not running on partition " + partitionId + "'s leader";
+        // Only the leader's running exporter knows what it sent.
         return new ExportersView.Partition(partitionId, position, position < 0 || last < 0 ? -1 : lag(last, position),
-            ExportersView.UNKNOWN, why);
+            -1, -1, ExportersView.UNKNOWN, why, List.of());
     }
 
     private static long lag(final long lastPosition, final long position)

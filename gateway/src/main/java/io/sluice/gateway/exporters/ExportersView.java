@@ -6,10 +6,13 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.List;
 
 /**
- * {@code GET /actuator/exporters} (CONTRACT §3): every exporter with, per partition, its acknowledged position,
- * lag (the partition's last position minus it), state and last error, and {@code unavailable}: the positions it can
- * never export there because they were compacted before it got there (empty when none; issue 29). Positions are -1
- * when unknown.
+ * {@code GET /actuator/exporters} (CONTRACT §3): every exporter with, per partition, its acknowledged position
+ * ({@code position}: the replicated one, which compaction and a new leader go by; the same number as the exporting
+ * status's {@code exportedPosition} and the metric {@code sluice_exporter_position}), lag (the partition's last
+ * position minus it), the last position sent to the sink ({@code sentPosition}, ahead of {@code position} while a
+ * soft pause holds acknowledgements back or a bulk is in flight) with its own lag ({@code sentLag}), state and last
+ * error, and {@code unavailable}: the positions it can never export there because they were compacted before it got
+ * there (empty when none; issue 29). Positions are -1 when unknown.
  */
 @JsonPropertyOrder({ "exporters" })
 public record ExportersView(List<Exporter> exporters)
@@ -34,8 +37,9 @@ public record ExportersView(List<Exporter> exporters)
         }
     }
 
-    @JsonPropertyOrder({ "partitionId", "position", "lag", "state", "lastError", "unavailable" })
-    public record Partition(int partitionId, long position, long lag, String state,
+    @JsonPropertyOrder({ "partitionId", "position", "lag", "sentPosition", "sentLag", "state", "lastError",
+        "unavailable" })
+    public record Partition(int partitionId, long position, long lag, long sentPosition, long sentLag, String state,
                             @JsonInclude(JsonInclude.Include.ALWAYS) String lastError, List<Range> unavailable)
     {
         public Partition
@@ -43,7 +47,14 @@ public record ExportersView(List<Exporter> exporters)
             unavailable = List.copyOf(unavailable);
         }
 
-        /** A partition where the exporter missed nothing. */
+        /** A partition whose sink has what was acknowledged, no more. */
+        public Partition(final int partitionId, final long position, final long lag, final String state,
+            final String lastError, final List<Range> unavailable)
+        {
+            this(partitionId, position, lag, position, lag, state, lastError, unavailable);
+        }
+
+        /** A partition whose sink has what was acknowledged, no more, where the exporter missed nothing. */
         public Partition(final int partitionId, final long position, final long lag, final String state,
             final String lastError)
         {

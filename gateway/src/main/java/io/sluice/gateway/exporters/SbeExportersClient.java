@@ -85,6 +85,8 @@ public final class SbeExportersClient implements ExportersClient
                 // A version 4 broker's answer reads the null value: no range.
                 final long unavailableFrom = Math.max(0, exporter.unavailableFrom());
                 final long unavailableTo = unavailableFrom == 0 ? 0 : Math.max(0, exporter.unavailableTo());
+                // A version 4 broker does not say: its sink has at least what it acknowledged.
+                final long sentPosition = Math.max(position, exporter.sentPosition());
                 checkVarData(buffer, response.limit(), length, what);
                 final String id = exporter.exporterId();
                 checkVarData(buffer, response.limit(), length, what);
@@ -93,7 +95,7 @@ public final class SbeExportersClient implements ExportersClient
                 final String lastError = exporter.lastError();
                 checkLimit(response.limit(), length, what);
                 exporters.add(new ExporterStatus(id, type, position, retrying, lastError.isEmpty() ? null : lastError,
-                    failures, deadLetters, sinkWrites, sinkWriteNanos, unavailableFrom, unavailableTo));
+                    failures, deadLetters, sinkWrites, sinkWriteNanos, unavailableFrom, unavailableTo, sentPosition));
             }
             return new PartitionExporters(partitionId, state, lastPosition, List.copyOf(exporters));
         });

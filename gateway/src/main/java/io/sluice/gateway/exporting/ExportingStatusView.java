@@ -101,12 +101,16 @@ final class ExportingStatusView
         final boolean answerIsFresher = answer != null && polled.exportingStateVersion() < answer.version();
         final String state = stateName(answerIsFresher ? answer.state() : polled.exportingState());
         final ExportingHold hold = answerIsFresher ? answer.hold() : polled.hold();
+        final long acknowledged =
+            answerIsFresher ? Math.max(polled.exportedPosition(), answer.exportedPosition()) : polled.exportedPosition();
         return new ExportingStatus.PairStatus(
             replica.brokerId(),
             replica.partitionId(),
             roleName(polled),
             state,
-            answerIsFresher ? Math.max(polled.exportedPosition(), answer.exportedPosition()) : polled.exportedPosition(),
+            acknowledged,
+            // Only where exporters run (the leader); never behind what was acknowledged.
+            polled.sentPosition() < 0 ? null : Math.max(acknowledged, polled.sentPosition()),
             answerIsFresher ? Math.max(polled.lastPosition(), answer.lastPosition()) : polled.lastPosition(),
             isHeld(state) ? instant(hold.sinceMicros()) : null,
             isHeld(state) ? instant(hold.expiresAtMicros()) : null,

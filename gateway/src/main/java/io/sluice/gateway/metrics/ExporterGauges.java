@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Per exporter and partition, from the partition leaders' exporters status (polled, one poll at a time, never
  * per scrape): {@code sluice_exporter_retrying} (1 while the sink is failing), {@code sluice_exporter_retries}
  * (failed attempts), {@code sluice_exporter_dead_letters}, {@code sluice_exporter_bulk_requests} and
- * {@code sluice_exporter_bulk_latency_seconds} (mean latency of the writes to the sink since the previous poll).
+ * {@code sluice_exporter_bulk_latency_seconds} (mean latency of the writes to the sink since the previous poll), and
+ * {@code sluice_exporter_sent_position}: the last position sent to the sink, beside the acknowledged
+ * {@link ExportingGauges#EXPORTER_POSITION} (ahead of it during a soft pause or while a bulk is in flight).
  * The leaders count per leadership term, so the counts restart from 0 after a leader change. The lag is
  * {@link ExportingGauges#EXPORTER_LAG}.
  */
@@ -36,6 +38,7 @@ public class ExporterGauges implements MeterBinder
     public static final String DEAD_LETTERS = "sluice.exporter.dead.letters";
     public static final String BULK_REQUESTS = "sluice.exporter.bulk.requests";
     public static final String BULK_LATENCY = "sluice.exporter.bulk.latency.seconds";
+    public static final String SENT_POSITION = "sluice.exporter.sent.position";
 
     private static final Logger LOG = LoggerFactory.getLogger(ExporterGauges.class);
 
@@ -49,6 +52,7 @@ public class ExporterGauges implements MeterBinder
     private volatile MultiGauge deadLetters;
     private volatile MultiGauge bulkRequests;
     private volatile MultiGauge bulkLatency;
+    private volatile MultiGauge sentPositions;
 
     public ExporterGauges(final ObjectProvider<ExportersService> service)
     {
@@ -69,6 +73,9 @@ public class ExporterGauges implements MeterBinder
             .register(registry);
         bulkLatency = MultiGauge.builder(BULK_LATENCY).baseUnit("seconds")
             .description("Mean latency of the writes to the sink since the previous poll").register(registry);
+        sentPositions = MultiGauge.builder(SENT_POSITION)
+            .description("Last position sent to the sink, as the partition's leader reports it (sluice_exporter_position " +
+                "is the acknowledged one)").register(registry);
     }
 
     /** Starts one poll unless one is still running or there is no exporters service. */
@@ -115,6 +122,7 @@ public class ExporterGauges implements MeterBinder
         final List<MultiGauge.Row<?>> deadLetterRows = new ArrayList<>();
         final List<MultiGauge.Row<?>> requestRows = new ArrayList<>();
         final List<MultiGauge.Row<?>> latencyRows = new ArrayList<>();
+        final List<MultiGauge.Row<?>> sentRows = new ArrayList<>();
         final Map<Tags, long[]> seen = new HashMap<>();
         for (final ExportersService.PartitionAnswer answer : answers.values())
         {
@@ -131,6 +139,7 @@ public class ExporterGauges implements MeterBinder
                 retriesRows.add(MultiGauge.Row.of(tags, exporter.failures()));
                 deadLetterRows.add(MultiGauge.Row.of(tags, exporter.deadLetters()));
                 requestRows.add(MultiGauge.Row.of(tags, exporter.sinkWrites()));
+                sentRows.add(MultiGauge.Row.of(tags, Math.max(exporter.acknowledgedPosition(), exporter.sentPosition())));
                 final long[] previous = previousWrites.get(tags);
                 final long writes = exporter.sinkWrites();
                 final long nanos = exporter.sinkWriteNanos();
@@ -158,5 +167,6 @@ public class ExporterGauges implements MeterBinder
         deadLetters.register(deadLetterRows, true);
         bulkRequests.register(requestRows, true);
         bulkLatency.register(latencyRows, true);
+        sentPositions.register(sentRows, true);
     }
 }

@@ -400,7 +400,8 @@
       ...partitions.map((p) => {
         const t = byPair.get(b + '/' + p);
         if (!t) return el('td', {}, '');
-        const text = 'broker ' + b + ', partition ' + p + ': ' + t.state + ' (' + t.role + '), exported ' + t.exportedPosition +
+        const text = 'broker ' + b + ', partition ' + p + ': ' + t.state + ' (' + t.role + '), acknowledged ' + t.exportedPosition +
+          (t.sentPosition != null && t.sentPosition !== t.exportedPosition ? ', sent ' + t.sentPosition : '') +
           ' of ' + t.lastPosition + (failed.has(b + '/' + p) ? '; the last operation failed here' : '');
         return el('td', {
           class: 'pair state-' + t.state + (failed.has(b + '/' + p) ? ' cell-failed' : ''), 'data-broker': b,
@@ -453,13 +454,16 @@
       reset.onclick = () => openResetDialog(e.id);
       const rows = e.partitions.map((p) => el('tr', { 'data-partition': p.partitionId },
         el('td', {}, p.partitionId), el('td', { class: 'num' }, p.position), el('td', { class: 'num' }, p.lag),
+        el('td', { class: 'num' }, p.sentPosition), el('td', { class: 'num' }, p.sentLag),
         el('td', { class: 'state-' + p.state }, p.state), el('td', {}, p.lastError || ''),
         el('td', {}, sparkline(lagHistory.get(e.id + '/' + p.partitionId) || []))));
       const details = el('details', { 'data-exporter': e.id, open: open.has(e.id) || retrying.length > 0 },
         el('summary', {}, 'Per partition'),
         el('table', { class: 'data' },
-          el('thead', {}, el('tr', {}, el('th', {}, 'Partition'), el('th', {}, 'Position'), el('th', {}, 'Lag'),
-            el('th', {}, 'State'), el('th', {}, 'Last error'), el('th', {}, 'Lag, last minutes'))),
+          el('thead', {}, el('tr', {}, el('th', {}, 'Partition'),
+            el('th', { title: 'acknowledged: compaction and a new leader go by it' }, 'Position'), el('th', {}, 'Lag'),
+            el('th', { title: 'sent to the sink; ahead of Position during a soft pause or a bulk in flight' }, 'Sent'),
+            el('th', {}, 'Sent lag'), el('th', {}, 'State'), el('th', {}, 'Last error'), el('th', {}, 'Lag, last minutes'))),
           el('tbody', {}, ...rows)));
       return el('div', { class: 'exporter', 'data-exporter': e.id },
         el('h3', {}, e.id + ' (' + (e.type || 'unknown type') + ')', el('span', {}, 'lag ' + totalLag),

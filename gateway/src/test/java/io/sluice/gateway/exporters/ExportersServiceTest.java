@@ -70,8 +70,9 @@ final class ExportersServiceTest
             new ExportersView.Partition(2, 40, 60, "RETRYING", "Connection refused"),
             new ExportersView.Partition(3, 60, 40, "PAUSED", "Connection refused"),
             new ExportersView.Partition(4, 100, 0, "SOFT_PAUSED", null),
-            new ExportersView.Partition(5, 50, 50, "UNKNOWN", "exporter search is not running on partition 5's leader"),
-            new ExportersView.Partition(6, 50, 50, "UNKNOWN", "broker 0 unreachable"));
+            new ExportersView.Partition(5, 50, 50, -1, -1, "UNKNOWN",
+                "exporter search is not running on partition 5's leader", List.of()),
+            new ExportersView.Partition(6, 50, 50, -1, -1, "UNKNOWN", "broker 0 unreachable", List.of()));
     }
 
     @Test
@@ -83,7 +84,23 @@ final class ExportersServiceTest
             answers(partitionId, ExportingState.EXPORTING, 10, search(10, false, null));
         }
         final ExportersView.Partition first = service.view().join().exporters().get(0).partitions().get(0);
-        assertThat(first).isEqualTo(new ExportersView.Partition(1, -1, -1, "UNKNOWN", "partition 1 has no reachable leader"));
+        assertThat(first).isEqualTo(new ExportersView.Partition(1, -1, -1, -1, -1, "UNKNOWN",
+            "partition 1 has no reachable leader", List.of()));
+    }
+
+    @Test
+    void duringASoftPauseAPartitionShowsTheHeldAcknowledgedPositionAndTheSentOneAheadEachWithItsLag()
+    {
+        for (int partitionId = 1; partitionId <= 6; partitionId++)
+        {
+            leads(partitionId % 3, partitionId, 100, 60);
+            answers(partitionId, ExportingState.SOFT_PAUSED, 100,
+                new ExporterStatus("search", "opensearch", 60, false, null, 0, 0, 4, 1000, 0, 0, 97));
+        }
+
+        final ExportersView.Partition first = service.view().join().exporters().get(0).partitions().get(0);
+
+        assertThat(first).isEqualTo(new ExportersView.Partition(1, 60, 40, 97, 3, "SOFT_PAUSED", null, List.of()));
     }
 
     @Test

@@ -245,9 +245,10 @@ public class ExportingHttpTest
         assertThat(body.get("state").asString()).isEqualTo("PAUSED");
         assertThat(body.get("targets").size()).isEqualTo(18);
         assertThat(body.get("targets").get(0).propertyNames())
-            .containsExactly("brokerId", "partitionId", "role", "state", "exportedPosition", "lastPosition", "pausedSince",
-                "expiresAt", "leaseExpiredAt");
+            .containsExactly("brokerId", "partitionId", "role", "state", "exportedPosition", "sentPosition", "lastPosition",
+                "pausedSince", "expiresAt", "leaseExpiredAt");
         assertThat(body.get("targets").get(0).get("exportedPosition").asLong()).isEqualTo(118);
+        assertThat(body.get("targets").get(0).get("sentPosition").isNull()).as("a follower sends nothing").isTrue();
 
         topology.unreachable(1);
         assertThat(JSON.readTree(get("/actuator/exporting").body()).get("state").asString()).isEqualTo("MIXED");
