@@ -85,13 +85,22 @@ public final class PauseHttpBenchmark
             final GatewayClient gateway = cluster.client();
             final List<PartitionReplica> pairs = new ArrayList<>(cluster.allPairs());
 
+            final double firstFanoutBefore = metric(FANOUT_SUM, gateway.get("/actuator/prometheus").body());
             final long firstPause = timed(gateway.exportingControl("pause", null), pairs.size());
+            final double firstFanoutMs =
+                (metric(FANOUT_SUM, gateway.get("/actuator/prometheus").body()) - firstFanoutBefore) * 1000;
+            Thread.sleep(500); // the brokers' span lines of the first pause reach their log files
+            final List<String> firstLines = new ArrayList<>();
+            spanLines(cluster).forEach(firstLines::addAll);
+            final Spans first = Spans.parse(firstLines, pairs.size());
             final long firstResume = timed(gateway.exportingControl("resume", null), pairs.size());
             final PartitionReplica firstOne = pairs.get(ThreadLocalRandom.current().nextInt(pairs.size()));
             final long firstOnePause = timed(gateway.exportingControl("pause", List.of(firstOne)), 1);
             timed(gateway.exportingControl("resume", List.of(firstOne)), 1);
-            run.log("first calls after start: pause all %.1f ms, resume all %.1f ms, pause one %.1f ms",
-                firstPause / 1e6, firstResume / 1e6, firstOnePause / 1e6);
+            run.log("first calls after start: pause all %.1f ms (gateway fan-out %.1f ms; brokers: commit %.1f ms, " +
+                    "applied %.1f ms, obeyed %.1f ms), resume all %.1f ms, pause one %.1f ms", firstPause / 1e6,
+                firstFanoutMs, first.commitP50Ms(), first.appliedP50Ms(), first.obeyedP50Ms(), firstResume / 1e6,
+                firstOnePause / 1e6);
 
             for (int i = 0; i < warmup; i++)
             {
@@ -136,6 +145,9 @@ public final class PauseHttpBenchmark
                 .result("first_pause_all_pairs_ms", firstPause / 1e6)
                 .result("first_resume_all_pairs_ms", firstResume / 1e6)
                 .result("first_pause_one_pair_ms", firstOnePause / 1e6)
+                .result("first_pause_gateway_fanout_ms", firstFanoutMs)
+                .result("first_pause_broker_control_commit_ms", first.commitP50Ms())
+                .result("first_pause_broker_obeyed_ms", first.obeyedP50Ms())
                 .result("http_round_trip_p50_ms", Stats.percentile(rtt, 50) / 1e6);
 
             // Where the time of the measured pauses of all pairs went.
