@@ -4,6 +4,8 @@ import io.sluice.broker.partition.Partition;
 import io.sluice.broker.errors.PartitionException;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.concurrent.Futures;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
@@ -28,6 +30,13 @@ import java.util.concurrent.TimeoutException;
  */
 public final class ExportingControl
 {
+    /**
+     * At DEBUG, one line a pair ({@code exporting span version=.. partition=.. applied_us=.. obeyed_us=..}: from the
+     * request's arrival to this replica's apply and to the exporters obeying) and one a proposal
+     * ({@code exporting span version=.. committed_us=..}): where a pause's time goes, read by the pause-http benchmark.
+     */
+    private static final Logger LOG = LoggerFactory.getLogger(ExportingControl.class);
+
     /**
      * How long a broker other than the control leader waits for the leader's entry of the same operation before it
      * proposes the operation itself: the leader's commit reaches the other replicas within a few milliseconds.
@@ -63,6 +72,7 @@ public final class ExportingControl
             throw new IllegalArgumentException("broker " + brokerId + " cannot apply " + change + " to partition " +
                 partitionId);
         }
+        final long startNs = System.nanoTime();
         final ControlState state = control.state();
         final CompletableFuture<ExportingStamp> applied = state.stamp(partitionId).version() >= change.version() ?
             CompletableFuture.completedFuture(state.stamp(partitionId)) :
@@ -77,8 +87,21 @@ public final class ExportingControl
                     }
                     return CompletableFuture.failedFuture(failure);
                 });
+        final long[] appliedNs = {0};
         return applied
-            .thenCompose((stamp) -> partition.exporting().awaitObeyed(stamp.state()))
+            .thenCompose((stamp) ->
+            {
+                appliedNs[0] = System.nanoTime();
+                return partition.exporting().awaitObeyed(stamp.state());
+            })
+            .whenComplete((ignored, failure) ->
+            {
+                if (failure == null && LOG.isDebugEnabled())
+                {
+                    LOG.debug("exporting span version={} partition={} applied_us={} obeyed_us={}", change.version(),
+                        partitionId, (appliedNs[0] - startNs) / 1000, (System.nanoTime() - startNs) / 1000);
+                }
+            })
             .orTimeout(adminTimeout.toMillis(), TimeUnit.MILLISECONDS)
             .exceptionally((failure) ->
             {
@@ -127,7 +150,15 @@ public final class ExportingControl
 
     private CompletableFuture<Void> propose(final ExportingChange change)
     {
-        return control.commit(ControlEntries.exportingChange(change, brokerId, control.nowMicros())).thenApply((index) -> null);
+        final long startNs = System.nanoTime();
+        return control.commit(ControlEntries.exportingChange(change, brokerId, control.nowMicros())).thenApply((index) ->
+        {
+            if (LOG.isDebugEnabled())
+            {
+                LOG.debug("exporting span version={} committed_us={}", change.version(), (System.nanoTime() - startNs) / 1000);
+            }
+            return null;
+        });
     }
 
     private PartitionException toPartitionException(final int partitionId, final ExportingChange change, final Throwable cause)

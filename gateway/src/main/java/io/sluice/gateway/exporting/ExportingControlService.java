@@ -182,10 +182,24 @@ public class ExportingControlService
         final long startNanos = System.nanoTime();
 
         final AdminOperation request = adminOperation(operation, version, targets, leaseMicros);
+        // The control group's leader proposes the operation's one entry on its first pair request, and the other
+        // brokers wait for that entry: so its requests go out first, and the commit overlaps the rest of the fan-out.
+        final int leader = request.controlLeaderTargeted() ? topology.controlLeader().orElse(-1) : -1;
         final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
-        for (final PartitionReplica target : targets)
+        for (int i = 0; i < targets.size(); i++)
         {
-            pending.add(send(operation, request, target, version));
+            pending.add(null);
+        }
+        for (int pass = leader < 0 ? 1 : 0; pass < 2; pass++)
+        {
+            for (int i = 0; i < targets.size(); i++)
+            {
+                final PartitionReplica target = targets.get(i);
+                if ((target.brokerId() == leader) == (pass == 0))
+                {
+                    pending.set(i, send(operation, request, target, version));
+                }
+            }
         }
 
         return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->

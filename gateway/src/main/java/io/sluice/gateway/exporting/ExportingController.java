@@ -5,6 +5,9 @@ import io.sluice.gateway.web.ManagementErrorBody;
 import io.sluice.gateway.management.ManagementErrorHandler;
 import io.sluice.protocol.cluster.PartitionReplica;
 import jakarta.servlet.http.HttpServletRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -12,6 +15,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
+import tools.jackson.databind.json.JsonMapper;
 
 import java.io.IOException;
 import java.net.URLDecoder;
@@ -38,9 +42,39 @@ public class ExportingController
     private final ExportingControlService service;
     private final ExportingTargetsReader targetsReader = new ExportingTargetsReader();
 
-    public ExportingController(final ExportingControlService service)
+    private static final Logger LOG = LoggerFactory.getLogger(ExportingController.class);
+
+    public ExportingController(final ExportingControlService service, final ObjectProvider<JsonMapper> json)
     {
         this.service = service;
+        warmUp(json.getIfAvailable());
+    }
+
+    /**
+     * Reads a targets body and writes an answer once at start, so the first pause an operator sends does not pay for
+     * loading and building the JSON readers and writers of these types (issue 30: the first pause after a start took
+     * several times a warm one). Nothing is sent; a failure here only costs the first call its warmth.
+     */
+    private void warmUp(final JsonMapper json)
+    {
+        try
+        {
+            final List<PartitionReplica> sample = List.of(new PartitionReplica(0, 1), new PartitionReplica(1, 1));
+            targetsReader.read(("{\"targets\":[{\"brokerId\":0,\"partitionId\":1},{\"brokerId\":1,\"partitionId\":1}]}")
+                .getBytes(StandardCharsets.UTF_8));
+            final ExportingOperationResult result = new ExportingOperationResult(ExportingOperation.PAUSE,
+                ExportingOutcome.FAILED, List.of(TargetResult.succeeded(sample.get(0)), TargetResult.failed(sample.get(1), "warm-up")));
+            answer(result);
+            if (json != null)
+            {
+                json.writeValueAsBytes(result);
+                json.writeValueAsBytes(service.status());
+            }
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.debug("warming the exporting answers up failed: {}", e.toString());
+        }
     }
 
     @PostMapping(path = "/pause", produces = MediaType.APPLICATION_JSON_VALUE)

@@ -251,6 +251,20 @@ class ExportingControlServiceTest
     }
 
     @Test
+    void theControlLeadersPairsAreSentFirstAndTheAnswerKeepsTheTargetsOrder()
+    {
+        topology.controlLeader(2);
+        final ExportingOperationResult result = service.pause(false, Optional.empty()).join();
+
+        final List<Integer> sentTo = client.calls.stream().map((call) -> call.target().brokerId()).toList();
+        final int leaderPairs = (int)sentTo.stream().filter((broker) -> broker == 2).count();
+        assertThat(leaderPairs).isPositive();
+        assertThat(sentTo.subList(0, leaderPairs)).as("the control leader proposes on its first request").containsOnly(2);
+        assertThat(result.targets().stream().map((t) -> new PartitionReplica(t.brokerId(), t.partitionId())).toList())
+            .containsExactlyElementsOf(topology.distribution().replicas());
+    }
+
+    @Test
     void otherBrokersWaitForTheControlLeadersEntryOnlyWhenTheOperationReachesItToo()
     {
         final List<PartitionReplica> withoutBroker1 = List.of(new PartitionReplica(0, 1), new PartitionReplica(2, 4));
