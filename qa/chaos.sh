@@ -34,6 +34,8 @@ if [ "${SLUICE_CHAOS_BUILD:-all}" != "none" ]; then
     mvn -B -q -DskipTests package -pl qa -am
   fi
 fi
+# the children refuse unknown SLUICE_* settings in their environment
+unset SLUICE_CHAOS_BUILD
 classpath_file="qa/target/bench-classpath.txt"
 [ -f "$classpath_file" ] || { echo "chaos.sh: $classpath_file missing: build qa first" >&2; exit 1; }
 
