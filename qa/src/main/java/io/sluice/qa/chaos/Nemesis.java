@@ -1,6 +1,7 @@
 package io.sluice.qa.chaos;
 
 import io.sluice.qa.cluster.SluiceCluster;
+import io.sluice.qa.network.LatencyProxy;
 import io.sluice.qa.network.NamespacedHosts;
 import io.sluice.qa.network.NetworkLab;
 
@@ -17,12 +18,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * schedule (the moments relative to the workload depend on the machine). Kinds (report names):
  * {@code partition} (one broker cut from everyone, or a minority/majority split with the gateway on either side),
  * {@code one-way} (a broker hears the others but is not heard), {@code gateway-cut} (the gateway cut from some
- * brokers), {@code kill} (SIGKILL, restarted at the heal), {@code sigstop} (SIGSTOP, SIGCONT at the heal).
+ * brokers), {@code kill} (SIGKILL, restarted at the heal), {@code sigstop} (SIGSTOP, SIGCONT at the heal),
+ * {@code latency} (one broker's connections to another through a {@link LatencyProxy}: 50-200 ms and jitter).
  * Every fault is healed before the next, and {@link #stop()} heals whatever is on.
  */
 public final class Nemesis
 {
-    public static final List<String> KINDS = List.of("partition", "one-way", "gateway-cut", "kill", "sigstop");
+    public static final List<String> KINDS = List.of("partition", "one-way", "gateway-cut", "kill", "sigstop", "latency");
 
     private final SluiceCluster cluster;
     private final NetworkLab lab;
@@ -124,6 +126,8 @@ public final class Nemesis
         final boolean gatewayWithMinority = random.nextBoolean();
         final boolean isolateWholly = random.nextBoolean();
         final int cutCount = 1 + random.nextInt(brokers - 1);
+        final long latency = 50 + random.nextInt(150);
+        final long proxySeed = random.nextLong();
         final String description;
         switch (kind)
         {
@@ -187,6 +191,36 @@ public final class Nemesis
                     {
                         cluster.resumeBroker(victim);
                     }
+                };
+            }
+            case "latency" ->
+            {
+                final int to = (victim + 1) % brokers;
+                final List<LatencyProxy> proxies = new ArrayList<>();
+                try
+                {
+                    // the command port and the Raft port (command + 1) of the other broker
+                    for (int offset = 0; offset <= 1; offset++)
+                    {
+                        final java.net.InetSocketAddress target = new java.net.InetSocketAddress(
+                            lab.address(NamespacedHosts.broker(to)), cluster.brokerCommandAddress(to).getPort() + offset);
+                        final LatencyProxy proxy = new LatencyProxy(lab.rootAddress(), target, latency, latency / 2,
+                            proxySeed + offset);
+                        proxies.add(proxy);
+                        lab.redirect(victimHost, NamespacedHosts.broker(to), target.getPort(), proxy.address());
+                    }
+                }
+                catch (final java.io.IOException ex)
+                {
+                    proxies.forEach(LatencyProxy::close);
+                    throw new java.io.UncheckedIOException("cannot start a latency proxy", ex);
+                }
+                description = "broker " + victim + " -> broker " + to + " delayed " + latency + " ms (+ up to " +
+                    latency / 2 + " ms jitter)";
+                heal = () ->
+                {
+                    lab.heal();
+                    proxies.forEach(LatencyProxy::close);
                 };
             }
             default -> throw new IllegalStateException("unknown fault kind " + kind);

@@ -3,6 +3,7 @@ package io.sluice.qa.network;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 public final class NetworkLab implements AutoCloseable
 {
     private static final String TABLE = "sluice_chaos";
+    private static final String NAT_TABLE = "sluice_chaos_nat";
     private static final Set<NetworkLab> OPEN = ConcurrentHashMap.newKeySet();
     private static final long COMMAND_TIMEOUT_SECONDS = 20;
 
@@ -48,6 +50,7 @@ public final class NetworkLab implements AutoCloseable
     private final Map<String, Integer> hosts = new LinkedHashMap<>();
     /** Per host, the hosts whose packets it drops now. */
     private final Map<String, Set<String>> blocked = new ConcurrentHashMap<>();
+    private final Set<String> redirected = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private NetworkLab(final int subnet, final Path record)
@@ -154,6 +157,11 @@ public final class NetworkLab implements AutoCloseable
             inside(host, "nft", "add", "table", "inet", TABLE);
             inside(host, "nft", "add", "chain", "inet", TABLE, "input",
                 "{ type filter hook input priority -10; policy accept; }");
+            inside(host, "nft", "add", "chain", "inet", TABLE, "output",
+                "{ type filter hook output priority -10; policy accept; }");
+            inside(host, "nft", "add", "table", "ip", NAT_TABLE);
+            inside(host, "nft", "add", "chain", "ip", NAT_TABLE, "output",
+                "{ type nat hook output priority -100; policy accept; }");
             blocked.put(host, ConcurrentHashMap.newKeySet());
             index++;
         }
@@ -212,9 +220,38 @@ public final class NetworkLab implements AutoCloseable
         }
     }
 
-    /** Every rule gone: every host hears every other again. */
+    /**
+     * From now on {@code from}'s connections to {@code to}'s {@code port} go to {@code via} instead (a
+     * {@link LatencyProxy} on the root address, forwarding to the target): a DNAT rule in {@code from}'s namespace.
+     * Its connections open now are reset, so they come back through {@code via}. Undone by {@link #heal()}.
+     */
+    public synchronized void redirect(final String from, final String to, final int port, final InetSocketAddress via)
+    {
+        final String target = address(to).getHostAddress();
+        inside(from, "nft", "add", "rule", "ip", NAT_TABLE, "output", "ip", "daddr", target, "tcp", "dport",
+            Integer.toString(port), "dnat", "to", via.getAddress().getHostAddress() + ":" + via.getPort());
+        inside(from, "nft", "add", "rule", "inet", TABLE, "output", "ip", "daddr", target, "tcp", "dport",
+            Integer.toString(port), "reject", "with", "tcp", "reset");
+        redirected.add(from);
+        try
+        {
+            Thread.sleep(300); // the open connections send something and are reset meanwhile (heartbeats: ~100 ms)
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        inside(from, "nft", "flush", "chain", "inet", TABLE, "output");
+    }
+
+    /** Every rule gone: every host hears every other again, and no connection is redirected any more. */
     public synchronized void heal()
     {
+        for (final String host : redirected)
+        {
+            inside(host, "nft", "flush", "chain", "ip", NAT_TABLE, "output");
+        }
+        redirected.clear();
         for (final String host : hosts.keySet())
         {
             if (!blocked.get(host).isEmpty())
