@@ -8,7 +8,6 @@ import javax.net.ssl.TrustManagerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.FileVisitResult;
@@ -31,7 +30,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * A Sluice cluster of separate JVMs on loopback: N brokers and one or more gateways (each on its own client and
+ * A Sluice cluster of separate JVMs, on loopback unless {@link Builder#hosts} places them elsewhere: N brokers and one or more gateways (each on its own client and
  * management ports, bound to loopback), each started from {@code sluice.jar} (system property {@code sluice.jar}) with
  * its own log file. Gateway 0 is "the gateway" of {@link #gateway()} and {@link #client()}.
  * <p>
@@ -77,6 +76,7 @@ public final class SluiceCluster implements AutoCloseable
     private final List<GatewayClient> clients;
     private final String token;
     private final Duration requestTimeout;
+    private final ClusterHosts hosts;
     /** The file exporter's output as the current user sees it: {@link #readExportsFromNow} narrows it. */
     private volatile ExportFiles exports;
     private boolean closed;
@@ -94,9 +94,10 @@ public final class SluiceCluster implements AutoCloseable
         SluiceProcess.killLeftovers(pidFile, runDirectory);
 
         final List<InetSocketAddress> addresses = new ArrayList<>();
+        this.hosts = builder.hosts;
         for (int i = 0; i < builder.brokers; i++)
         {
-            addresses.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), PortAllocator.freePortPair()));
+            addresses.add(new InetSocketAddress(hosts.brokerAddress(i), PortAllocator.freePortPair()));
         }
         this.brokerAddresses = List.copyOf(addresses);
         this.distribution = new PartitionDistribution(brokerAddresses, partitionCount, replicationFactor);
@@ -115,7 +116,8 @@ public final class SluiceCluster implements AutoCloseable
             properties.put("sluice.broker.node-id", Integer.toString(id));
             properties.putAll(builder.brokerProperties);
             properties.putAll(builder.oneBrokerProperties.getOrDefault(id, Map.of()));
-            final List<String> command = SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties));
+            final List<String> command = new ArrayList<>(hosts.launcher("broker-" + id));
+            command.addAll(SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties)));
             brokerCommands.add(command);
             brokerProcesses.add(new SluiceProcess("broker-" + id, command,
                 runDirectory, runDirectory.resolve("logs").resolve("broker-" + id + ".log"), pidFile));
@@ -129,11 +131,12 @@ public final class SluiceCluster implements AutoCloseable
         {
             final int clientPort = PortAllocator.freePort();
             final int managementPort = PortAllocator.freePort();
+            final String host = hosts.gatewayAddress(i).getHostAddress();
             final Map<String, String> gatewayProperties = new LinkedHashMap<>(common);
             gatewayProperties.put("server.port", Integer.toString(clientPort));
-            gatewayProperties.put("server.address", "127.0.0.1");
+            gatewayProperties.put("server.address", host);
             gatewayProperties.put("management.server.port", Integer.toString(managementPort));
-            gatewayProperties.put("management.server.address", "127.0.0.1");
+            gatewayProperties.put("management.server.address", host);
             if (token != null)
             {
                 gatewayProperties.put("sluice.management.token", token);
@@ -144,11 +147,13 @@ public final class SluiceCluster implements AutoCloseable
             }
             gatewayProperties.putAll(builder.gatewayProperties);
             final String name = i == 0 ? "gateway" : "gateway-" + i;
-            gatewayProcesses.add(new SluiceProcess(name,
-                SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)),
+            final List<String> command = new ArrayList<>(hosts.launcher(name));
+            command.addAll(SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)));
+            gatewayProcesses.add(new SluiceProcess(name, command,
                 runDirectory, runDirectory.resolve("logs").resolve(name + ".log"), pidFile));
+            final String uriHost = host.contains(":") ? "[" + host + "]" : host;
             gatewayClients.add(new GatewayClient(
-                URI.create(scheme + "://127.0.0.1:" + clientPort), URI.create(scheme + "://127.0.0.1:" + managementPort),
+                URI.create(scheme + "://" + uriHost + ":" + clientPort), URI.create(scheme + "://" + uriHost + ":" + managementPort),
                 token, CALL_TIMEOUT, builder.httpsCa == null ? null : trusting(builder.httpsCa)));
         }
         this.gateways = List.copyOf(gatewayProcesses);
@@ -591,7 +596,7 @@ public final class SluiceCluster implements AutoCloseable
             {
                 list.append(',');
             }
-            list.append("127.0.0.1:").append(address.getPort());
+            list.append(address.getAddress().getHostAddress()).append(':').append(address.getPort());
         }
         return list.toString();
     }
@@ -730,6 +735,7 @@ public final class SluiceCluster implements AutoCloseable
         private final Map<Integer, Map<String, String>> oneBrokerProperties = new LinkedHashMap<>();
         private Path httpsCa;
         private final Map<String, String> gatewayProperties = new LinkedHashMap<>();
+        private ClusterHosts hosts = ClusterHosts.LOOPBACK;
 
         private Builder(final Path runDirectory)
         {
@@ -808,6 +814,16 @@ public final class SluiceCluster implements AutoCloseable
         public Builder gatewayProperty(final String name, final String value)
         {
             gatewayProperties.put(name, value);
+            return this;
+        }
+
+        /**
+         * Where each process runs and which address it binds (default: all on loopback). A gateway off loopback needs
+         * a {@link #token}: its management API refuses a non-loopback address without one (CONTRACT §3).
+         */
+        public Builder hosts(final ClusterHosts hosts)
+        {
+            this.hosts = hosts;
             return this;
         }
 
