@@ -1,5 +1,8 @@
 package io.sluice.broker;
 
+import io.sluice.broker.backup.PartitionBackups;
+import io.sluice.protocol.backup.BackupStore;
+import io.sluice.protocol.backup.FilesystemBackupStore;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
 import io.sluice.broker.disk.DiskGuard;
@@ -31,6 +34,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -94,6 +98,9 @@ public final class Broker implements AutoCloseable
     private final EmptyReplicaNudger emptyReplicaNudger;
     private final LeaderBalancer balancer;
     private final DiskGuard diskGuard;
+    private final PartitionBackups backups;
+    /** {@code sluice.backup.filesystem.path}'s default (CONTRACT §8). */
+    public static final String DEFAULT_BACKUP_PATH = "./sluice-backups";
     /** Per partition, the exported position at which {@link #compactForDisk} last asked for a snapshot. */
     private final Map<Integer, Long> compactedForDiskAt = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -110,9 +117,11 @@ public final class Broker implements AutoCloseable
         final TransportServer transport,
         final EmptyReplicaNudger emptyReplicaNudger,
         final ClusterTls tls,
-        final DiskGuard diskGuard)
+        final DiskGuard diskGuard,
+        final PartitionBackups backups)
     {
         this.diskGuard = diskGuard;
+        this.backups = backups;
         this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
             System::nanoTime);
         this.config = config;
@@ -148,6 +157,13 @@ public final class Broker implements AutoCloseable
      */
     public static Broker start(final BrokerConfig config, final ClusterTls tls) throws IOException
     {
+        return start(config, tls, new FilesystemBackupStore(Path.of(DEFAULT_BACKUP_PATH)));
+    }
+
+    /** As {@link #start(BrokerConfig, ClusterTls)}, uploading its partitions' backups to {@code backupStore}. */
+    public static Broker start(final BrokerConfig config, final ClusterTls tls, final BackupStore backupStore)
+        throws IOException
+    {
         final PartitionDistribution distribution = config.distribution();
         final int nodeId = config.nodeId();
         distribution.checkNodeId(nodeId);
@@ -168,6 +184,9 @@ public final class Broker implements AutoCloseable
         DataLayout.check(config.brokerDir());
         final DiskGuard diskGuard = DiskGuard.start(nodeId, config.brokerDir(), config.diskWatermark());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
+        // A captured partition waits this long for the gateway's cut: the gateway commits it within its own request
+        // timeout, well inside this bound.
+        final PartitionBackups backups = new PartitionBackups(nodeId, config.brokerDir(), backupStore, 60_000);
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
         final RaftProperties clientProperties = RaftSettings.clientProperties(config);
         final Parameters clientParameters = RaftSettings.raftTlsParameters(tls, false);
@@ -246,7 +265,7 @@ public final class Broker implements AutoCloseable
             {
                 transport = TransportServer.start(commandAddress,
                     new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
-                        adminExecutor, diskGuard),
+                        adminExecutor, diskGuard, backups),
                     TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
@@ -256,7 +275,8 @@ public final class Broker implements AutoCloseable
             final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
                 adminExecutor,
                 raftServer, transport,
-                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard);
+                new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard,
+                backups);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             scheduler.scheduleWithFixedDelay(broker::compactForDisk, 2, 2, TimeUnit.SECONDS);
             scheduler.scheduleWithFixedDelay(diskGuard::refresh, 250, 250, TimeUnit.MILLISECONDS);
@@ -288,6 +308,7 @@ public final class Broker implements AutoCloseable
             }
             scheduler.shutdownNow();
             adminExecutor.shutdownNow();
+            backups.close();
             throw e;
         }
     }
@@ -450,7 +471,7 @@ public final class Broker implements AutoCloseable
     public CommandApi commandApi()
     {
         return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, backfillClaims,
-            adminExecutor, diskGuard);
+            adminExecutor, diskGuard, backups);
     }
 
     /** Watches this broker's data directory's volume; refuses appends past the disk watermark. */
@@ -543,6 +564,7 @@ public final class Broker implements AutoCloseable
         closeQuietly(raftServer, config.nodeId());
         scheduler.shutdownNow();
         adminExecutor.shutdownNow();
+        backups.close();
         try
         {
             scheduler.awaitTermination(5, TimeUnit.SECONDS);

@@ -3,11 +3,13 @@ package io.sluice.dist;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.gateway.config.ClusterProperties;
+import io.sluice.protocol.backup.BackupStores;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,7 +31,7 @@ public class BrokerMode
 
     @Bean(destroyMethod = "close")
     public Broker broker(final PartitionDistribution distribution, final ClusterProperties cluster,
-        final SluiceProperties sluice)
+        final SluiceProperties sluice, final Environment environment)
     {
         final Integer nodeId = sluice.getBroker().getNodeId();
         if (nodeId == null)
@@ -43,7 +45,7 @@ public class BrokerMode
             return Broker.start(sluice.withStorage(BrokerConfig.of(nodeId, distribution, sluice.getDataDir(), sluice.exporterConfigs()))
                 .withAutoRebalance(cluster.isAutoRebalance())
                 .withControlVoters(cluster.getControlVoters()),
-                cluster.loadTls());
+                cluster.loadTls(), BackupStores.fromSettings(environment::getProperty));
         }
         catch (final IOException e)
         {

@@ -73,6 +73,7 @@ public final class KnownSettings implements ApplicationListener<ApplicationEnvir
         "sluice.backup.s3.secret-key",
         "sluice.backup.s3.path-style-access",
         "sluice.backup.hold-timeout",
+        "sluice.backup.upload-timeout",
         "sluice.backup.retention.max-count");
 
     /** Groups whose members are checked elsewhere: each exporter's settings by its kind (ExporterRegistry). */

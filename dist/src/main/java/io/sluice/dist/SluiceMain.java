@@ -31,7 +31,7 @@ public final class SluiceMain
     public static final int EXIT_STARTUP_FAILED = 1;
     public static final int EXIT_USAGE = 2;
 
-    static final String USAGE = "usage: java -jar sluice.jar [standalone|broker|gateway|admin] [--prop=value ...]";
+    static final String USAGE = "usage: java -jar sluice.jar [standalone|broker|gateway|admin|restore] [--prop=value ...]";
 
     /** The standalone's client API address unless one is set. */
     static final String STANDALONE_SERVER_ADDRESS = "server.address=127.0.0.1";
@@ -45,6 +45,7 @@ public final class SluiceMain
           broker       one broker: --sluice.broker.node-id=N (its index in sluice.cluster.brokers)
           gateway      the gateway: client API on server.port (8080), management API on management.server.port (9600)
           admin        the operator CLI against a gateway's management API (java -jar sluice.jar admin --help)
+          restore      write brokers' data directories from a backup (java -jar sluice.jar restore --help)
           help         this text (also --help, -h)
         settings are Spring properties, --name=value or the environment variable (SLUICE_DATADIR ...):
           sluice.cluster.brokers, sluice.cluster.partitions, sluice.cluster.replication-factor,
@@ -61,6 +62,11 @@ public final class SluiceMain
         if (args.length > 0 && "admin".equals(args[0]))
         {
             System.exit(AdminCli.run(Arrays.copyOfRange(args, 1, args.length)));
+        }
+        if (args.length > 0 && "restore".equals(args[0]))
+        {
+            System.exit(io.sluice.dist.restore.RestoreCommand.run(Arrays.copyOfRange(args, 1, args.length),
+                System.out, System.err));
         }
         final Launch launch = launch(args, System.out, System.err);
         if (launch.exitCode() != EXIT_OK)
@@ -115,7 +121,8 @@ public final class SluiceMain
                     .properties("spring.main.keep-alive=true", "spring.application.name=sluice-broker");
                 break;
             case "admin":
-                err.println("sluice: admin runs only from main (it exits the JVM)");
+            case "restore":
+                err.println("sluice: " + mode + " runs only from main (it exits the JVM)");
                 return new Launch(EXIT_USAGE, null);
             default:
                 err.println("sluice: unknown mode '" + mode + "'");

@@ -1,6 +1,7 @@
 package io.sluice.dist;
 
 import io.sluice.broker.Broker;
+import io.sluice.gateway.backup.BackupService;
 import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.gateway.config.ClusterProperties;
@@ -35,7 +36,7 @@ public class StandaloneMode
     @Bean(destroyMethod = "close")
     public EmbeddedBrokers embeddedBrokers(
         final PartitionDistribution distribution, final ClusterProperties cluster, final SluiceProperties sluice,
-        final ObjectProvider<ClusterTls> tls)
+        final ObjectProvider<ClusterTls> tls, final BackupService backups)
     {
         // The gateway's cluster TLS bean (only with sluice.cluster.tls.enabled=true): one certificate for the JVM.
         final ClusterTls clusterTls = tls.getIfAvailable();
@@ -51,7 +52,7 @@ public class StandaloneMode
             {
                 try
                 {
-                    start.complete(Broker.start(config, clusterTls));
+                    start.complete(Broker.start(config, clusterTls, backups.store()));
                 }
                 catch (final Throwable t)
                 {

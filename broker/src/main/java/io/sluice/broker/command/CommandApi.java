@@ -1,5 +1,6 @@
 package io.sluice.broker.command;
 
+import io.sluice.broker.backup.PartitionBackups;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
@@ -46,10 +47,11 @@ public final class CommandApi implements RequestHandler
         final ExportingControl exportingControl,
         final BackfillClaims backfillClaims,
         final Executor adminExecutor,
-        final DiskGuard diskGuard)
+        final DiskGuard diskGuard,
+        final PartitionBackups backups)
     {
         this(brokerId, distribution, partitions, control, exportingControl, backfillClaims, adminExecutor,
-            Clock.systemUTC(), diskGuard);
+            Clock.systemUTC(), diskGuard, backups);
     }
 
     /** @param clock bounds exporting state versions: one beyond this clock plus {@link AdminLimits#MAX_VERSION_AHEAD} is refused. */
@@ -62,11 +64,12 @@ public final class CommandApi implements RequestHandler
         final BackfillClaims backfillClaims,
         final Executor adminExecutor,
         final Clock clock,
-        final DiskGuard diskGuard)
+        final DiskGuard diskGuard,
+        final PartitionBackups backups)
     {
         this.brokerId = brokerId;
         this.context = new CommandContext(brokerId, distribution, partitions, control, exportingControl, backfillClaims,
-            adminExecutor, clock, diskGuard);
+            adminExecutor, clock, diskGuard, backups);
         for (final CommandHandler handler : handlers(context))
         {
             handlers.put(handler.templateId(), handler);
@@ -86,7 +89,8 @@ public final class CommandApi implements RequestHandler
             new BackfillStatusHandler(context),
             new BackfillCancelHandler(context),
             new RebalanceHandler(context),
-            new ExportersStatusHandler(context));
+            new ExportersStatusHandler(context),
+            new BackupPartitionHandler(context));
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.sluice.broker.command;
 
 import io.sluice.broker.backfill.BackfillCommandHandler;
 import io.sluice.broker.backfill.BackfillMessages;
+import io.sluice.broker.backup.PartitionBackups;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
@@ -43,6 +44,8 @@ final class CommandContext
     final Clock clock;
     /** Null in a broker without a disk guard: appends are never refused for disk then. */
     final DiskGuard diskGuard;
+    /** Null in a broker without backups: a backup request is refused then. */
+    final PartitionBackups backups;
 
     CommandContext(
         final int brokerId,
@@ -53,7 +56,8 @@ final class CommandContext
         final BackfillClaims backfillClaims,
         final Executor adminExecutor,
         final Clock clock,
-        final DiskGuard diskGuard)
+        final DiskGuard diskGuard,
+        final PartitionBackups backups)
     {
         this.brokerId = brokerId;
         this.distribution = distribution;
@@ -64,6 +68,7 @@ final class CommandContext
         this.adminExecutor = adminExecutor;
         this.clock = clock;
         this.diskGuard = diskGuard;
+        this.backups = backups;
     }
 
     /** "partition 3 on broker 1", how errors name a pair. */

@@ -1,5 +1,6 @@
 package io.sluice.broker.command;
 
+import io.sluice.broker.backup.PartitionBackups;
 import io.sluice.broker.control.BackfillClaim;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.EmptyBackfill;
@@ -9,6 +10,7 @@ import io.sluice.protocol.cluster.PartitionStatus;
 import io.sluice.protocol.codecs.AdminResponseEncoder;
 import io.sluice.protocol.codecs.AppendResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimPhase;
+import io.sluice.protocol.codecs.BackupPartitionResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimsResponseEncoder;
 import io.sluice.protocol.codecs.BooleanType;
@@ -25,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** Encoders of the broker's answers; each writer holds its values and is used once, on any thread. */
 final class ResponseWriters
@@ -162,6 +165,43 @@ final class ResponseWriters
                     .preferredBrokerId(outcome.preferredBrokerId())
                     .leaderId(outcome.leaderId())
                     .putReason(reason, 0, reason.length);
+            }
+        };
+    }
+
+    static MessageWriter backupPartition(final PartitionBackups.Captured captured)
+    {
+        final List<Map.Entry<String, Long>> exporters = new ArrayList<>(new TreeMap<>(captured.exporterPositions()).entrySet());
+        final List<byte[]> ids = new ArrayList<>(exporters.size());
+        int length = MessageHeaderEncoder.ENCODED_LENGTH + BackupPartitionResponseEncoder.BLOCK_LENGTH +
+            BackupPartitionResponseEncoder.ExportersEncoder.sbeHeaderSize();
+        for (final Map.Entry<String, Long> exporter : exporters)
+        {
+            final byte[] id = exporter.getKey().getBytes(StandardCharsets.UTF_8);
+            ids.add(id);
+            length += BackupPartitionResponseEncoder.ExportersEncoder.sbeBlockLength() +
+                BackupPartitionResponseEncoder.ExportersEncoder.exporterIdHeaderLength() + id.length;
+        }
+        final int encodedLength = length;
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return encodedLength;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final BackupPartitionResponseEncoder response = new BackupPartitionResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .partitionId(captured.partitionId())
+                    .brokerId(captured.brokerId())
+                    .checkpointPosition(captured.checkpointPosition());
+                final BackupPartitionResponseEncoder.ExportersEncoder group = response.exportersCount(exporters.size());
+                for (int i = 0; i < exporters.size(); i++)
+                {
+                    group.next().position(exporters.get(i).getValue()).putExporterId(ids.get(i), 0, ids.get(i).length);
+                }
             }
         };
     }

@@ -122,6 +122,8 @@ public final class Partition implements PartitionListener, Replica, AutoCloseabl
             backfillConfig,
             Clock.systemUTC());
         stateMachine.backfills(backfills);
+        stateMachine.restoreFrom(dataDir.resolve("broker-" + brokerId)
+            .resolve(io.sluice.protocol.backup.PartitionFiles.restoreDirectory(partitionId)));
         this.followers = new FollowerSync(this);
         this.transfers = new LeadershipTransfer(this, followers);
         this.writes = new LocalWrites(member, errors, () -> stopping, transfers::noteWriteOutcome);
@@ -442,6 +444,41 @@ public final class Partition implements PartitionListener, Replica, AutoCloseabl
     public CompletableFuture<RaftClientReply> snapshotNow(final long timeoutMs)
     {
         return member.snapshotNow(timeoutMs);
+    }
+
+    /**
+     * Captures this leader's state for a backup: takes a snapshot now (Ratis keeps the latest when nothing was applied
+     * since) and links its files into {@code staging}; the capture holds every record this leader acknowledged before.
+     */
+    public CompletableFuture<PartitionStateMachine.CapturedSnapshot> captureForBackup(
+        final java.nio.file.Path staging, final long timeoutMs)
+    {
+        final PartitionException notLeader = notLeaderError();
+        if (notLeader != null)
+        {
+            return CompletableFuture.failedFuture(notLeader);
+        }
+        return snapshotNow(timeoutMs).thenApply((reply) ->
+        {
+            if (!reply.isSuccess())
+            {
+                throw new java.util.concurrent.CompletionException(new java.io.IOException(errors.replica() +
+                    ": the snapshot for the backup failed: " + reply.getException()));
+            }
+            try
+            {
+                final PartitionStateMachine.CapturedSnapshot captured = stateMachine.captureLatestSnapshot(staging);
+                if (captured == null)
+                {
+                    throw new java.io.IOException(errors.replica() + ": no snapshot to back up");
+                }
+                return captured;
+            }
+            catch (final java.io.IOException e)
+            {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
     }
 
     // ------------------------------------------------------------------------------------------- status

@@ -6,7 +6,7 @@
  * the one loop that retries leadership transfers ({@link io.sluice.broker.raft.TransferRetries}).
  * <p>
  * The broker's packages import only downward: {@code raft}, {@code errors}, {@code append}, {@code exporting},
- * {@code leadership}, {@code partition}, {@code control}, {@code command}, then the broker itself; {@code log},
+ * {@code leadership}, {@code partition}, {@code control}, {@code backup}, {@code command}, then the broker itself; {@code log},
  * {@code disk}, {@code exporter} and {@code backfill} sit below {@code append} and {@code exporting}.
  */
 package io.sluice.broker.raft;
