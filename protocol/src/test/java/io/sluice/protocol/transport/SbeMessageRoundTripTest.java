@@ -11,6 +11,10 @@ import io.sluice.protocol.codecs.BackfillClaimResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimsRequestDecoder;
 import io.sluice.protocol.codecs.BackfillClaimsRequestEncoder;
 import io.sluice.protocol.codecs.BackfillClaimsResponseDecoder;
+import io.sluice.protocol.codecs.BackupPartitionRequestDecoder;
+import io.sluice.protocol.codecs.BackupPartitionRequestEncoder;
+import io.sluice.protocol.codecs.BackupPartitionResponseDecoder;
+import io.sluice.protocol.codecs.BackupPartitionResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimsResponseEncoder;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportersStatusRequestDecoder;
@@ -105,6 +109,8 @@ class SbeMessageRoundTripTest
             case BackfillClaimResponseDecoder.TEMPLATE_ID -> new BackfillClaimResponseDecoder();
             case BackfillClaimsRequestDecoder.TEMPLATE_ID -> new BackfillClaimsRequestDecoder();
             case BackfillClaimsResponseDecoder.TEMPLATE_ID -> new BackfillClaimsResponseDecoder();
+            case BackupPartitionRequestDecoder.TEMPLATE_ID -> new BackupPartitionRequestDecoder();
+            case BackupPartitionResponseDecoder.TEMPLATE_ID -> new BackupPartitionResponseDecoder();
             default -> null;
         };
         final MessageDecoderFlyweight decoder = templateId < 0 ? null : decoders.apply(templateId);
@@ -469,6 +475,35 @@ class SbeMessageRoundTripTest
         assertThat(decoder.message()).contains("not a Sluice message");
     }
 
+    @Test
+    void backupPartitionRequestAndResponseWithExporterPositions() throws Exception
+    {
+        final BackupPartitionRequestEncoder request = new BackupPartitionRequestEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).partitionId(4).backupId(1_764_770_000_000L);
+        final BackupPartitionRequestDecoder requestDecoder = new BackupPartitionRequestDecoder().wrapAndApplyHeader(
+            roundTrip(BackupPartitionRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.partitionId()).isEqualTo(4);
+        assertThat(requestDecoder.backupId()).isEqualTo(1_764_770_000_000L);
+
+        final BackupPartitionResponseEncoder response = new BackupPartitionResponseEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).partitionId(4).brokerId(1).checkpointPosition(977L);
+        final BackupPartitionResponseEncoder.ExportersEncoder exporters = response.exportersCount(2);
+        exporters.next().position(977L).exporterId("file");
+        exporters.next().position(512L).exporterId("search");
+        final BackupPartitionResponseDecoder decoder = new BackupPartitionResponseDecoder().wrapAndApplyHeader(
+            roundTrip(BackupPartitionResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.partitionId()).isEqualTo(4);
+        assertThat(decoder.brokerId()).isEqualTo(1);
+        assertThat(decoder.checkpointPosition()).isEqualTo(977L);
+        final BackupPartitionResponseDecoder.ExportersDecoder echoed = decoder.exporters();
+        assertThat(echoed.count()).isEqualTo(2);
+        assertThat(echoed.next().position()).isEqualTo(977L);
+        assertThat(echoed.exporterId()).isEqualTo("file");
+        assertThat(echoed.next().position()).isEqualTo(512L);
+        assertThat(echoed.exporterId()).isEqualTo("search");
+        assertThat(SERVER_DECODED.get(BackupPartitionResponseDecoder.TEMPLATE_ID)).contains("search");
+    }
+
     /** Fails when the schema gains a message this test does not round-trip yet. */
     @Test
     void everyMessageOfTheSchemaIsCovered() throws Exception
@@ -493,7 +528,8 @@ class SbeMessageRoundTripTest
             RebalanceRequestDecoder.TEMPLATE_ID, RebalanceResponseDecoder.TEMPLATE_ID,
             ExportersStatusRequestDecoder.TEMPLATE_ID, ExportersStatusResponseDecoder.TEMPLATE_ID,
             BackfillClaimRequestDecoder.TEMPLATE_ID, BackfillClaimResponseDecoder.TEMPLATE_ID,
-            BackfillClaimsRequestDecoder.TEMPLATE_ID, BackfillClaimsResponseDecoder.TEMPLATE_ID));
+            BackfillClaimsRequestDecoder.TEMPLATE_ID, BackfillClaimsResponseDecoder.TEMPLATE_ID,
+            BackupPartitionRequestDecoder.TEMPLATE_ID, BackupPartitionResponseDecoder.TEMPLATE_ID));
         assertThat(schemaIds).as("template ids in the schema vs. the ones round-tripped here")
             .containsExactlyInAnyOrderElementsOf(expected);
     }
