@@ -79,7 +79,7 @@ public final class AdminCli
         version = "sluice admin 0.1.0",
         description = "Operate a Sluice cluster through its gateway's management API.",
         subcommands = {ExportingCommands.class, BackfillCommands.class, PartitionsCommand.class, RebalanceCommand.class,
-            ExportersCommand.class},
+            ExportersCommand.class, BackupCommands.class},
         footer = {
             "",
             "Exit codes: 0 all succeeded; 1 some targets failed (503);",

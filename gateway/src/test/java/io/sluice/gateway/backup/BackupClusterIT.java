@@ -205,6 +205,30 @@ class BackupClusterIT
         return position.isMissingNode() ? 0 : position.asLong();
     }
 
+    @Test
+    void aBackupWhoseUploadsFailOrNeverArriveEndsFailedWithTheReasonInsteadOfStayingInProgress() throws Exception
+    {
+        final Path backups = temp.resolve("backups");
+        // Broker 0's store is a file where its directory should be: every put fails. Brokers 1 and 2 upload to
+        // another store than the gateway reads, as a misconfigured or lost store would: their reports never arrive.
+        final Path notADirectory = temp.resolve("not-a-directory");
+        Files.writeString(notADirectory, "x");
+        startCluster(temp.resolve("data"), backups, List.of(notADirectory, temp.resolve("elsewhere"),
+            temp.resolve("elsewhere")), "--sluice.backup.upload-timeout=5s");
+        write(0, 10);
+        final HttpResponse<String> taken = send(post(management + "/actuator/backups", "{\"backupId\": 1}"));
+        assertThat(taken.statusCode()).as(taken.body()).isEqualTo(202);
+        await("backup 1 ended").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+            .until(() -> !"IN_PROGRESS".equals(JSON.readTree(send(get(management + "/actuator/backups/1")).body())
+                .path("state").asText()));
+        final JsonNode backup = JSON.readTree(send(get(management + "/actuator/backups/1")).body());
+        assertThat(backup.get("state").asText()).isEqualTo("FAILED");
+        assertThat(backup.get("failureReason").asText()).containsAnyOf("not uploaded within", "upload to the");
+        final JsonNode verified = JSON.readTree(send(post(management + "/actuator/backups/1/verify", "")).body());
+        assertThat(verified.get("ok").asBoolean()).isFalse();
+        assertThat(send(delete(management + "/actuator/backups/1")).statusCode()).isEqualTo(204);
+    }
+
     private static byte[] flip(final byte[] bytes)
     {
         bytes[bytes.length / 2] ^= 0x5A;
@@ -263,6 +287,12 @@ class BackupClusterIT
 
     private void startCluster(final Path dataDir, final Path backups) throws Exception
     {
+        startCluster(dataDir, backups, List.of(backups, backups, backups), "--sluice.backup.upload-timeout=30m");
+    }
+
+    private void startCluster(final Path dataDir, final Path backups, final List<Path> brokerStores,
+        final String uploadTimeout) throws Exception
+    {
         final String cluster = LoopbackBrokers.brokerList(3);
         final PartitionDistribution distribution = PartitionDistribution.of(cluster, PARTITIONS, 3);
         gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
@@ -272,6 +302,7 @@ class BackupClusterIT
             "--sluice.cluster.brokers=" + cluster,
             "--sluice.cluster.partitions=" + PARTITIONS,
             "--sluice.backup.filesystem.path=" + backups,
+            uploadTimeout,
             "--sluice.gateway.request-timeout=20s");
         api = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.server.port");
         management = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.management.port");
@@ -280,7 +311,7 @@ class BackupClusterIT
         for (int b = 0; b < 3; b++)
         {
             brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters), null,
-                new FilesystemBackupStore(backups)));
+                new FilesystemBackupStore(brokerStores.get(b))));
         }
         await("gateway ready").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
             .until(() -> send(get(management + "/actuator/health/readiness")).statusCode() == 200);

@@ -24,8 +24,19 @@ public final class BackupStores
         {
             case "filesystem" -> new FilesystemBackupStore(
                 Path.of(valueOr(settings.apply(FILESYSTEM_PATH_SETTING), DEFAULT_FILESYSTEM_PATH)));
-            case "s3" -> throw new InvalidClusterConfigException(STORE_SETTING,
-                "s3 is not available in this build yet; use filesystem");
+            case "s3" ->
+            {
+                final String bucket = settings.apply("sluice.backup.s3.bucket");
+                if (bucket == null || bucket.isBlank())
+                {
+                    throw new InvalidClusterConfigException("sluice.backup.s3.bucket",
+                        "required with sluice.backup.store=s3");
+                }
+                yield new S3BackupStore(new S3BackupStore.Settings(bucket, settings.apply("sluice.backup.s3.endpoint"),
+                    settings.apply("sluice.backup.s3.region"), settings.apply("sluice.backup.s3.base-path"),
+                    settings.apply("sluice.backup.s3.access-key"), settings.apply("sluice.backup.s3.secret-key"),
+                    Boolean.parseBoolean(valueOr(settings.apply("sluice.backup.s3.path-style-access"), "false"))));
+            }
             default -> throw new InvalidClusterConfigException(STORE_SETTING,
                 "must be filesystem or s3, was '" + kind + "'");
         };
