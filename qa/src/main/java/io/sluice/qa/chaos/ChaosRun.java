@@ -282,7 +282,7 @@ public final class ChaosRun
     private static void awaitBackfills(final Workload workload, final SluiceCluster cluster)
     {
         final long deadline = System.nanoTime() + SETTLE.toNanos();
-        for (final String backfillId : workload.backfills())
+        for (final String backfillId : workload.unfinishedBackfills())
         {
             while (!Workload.isTerminal(workload.readBackfill(Workload.HARNESS, backfillId)) &&
                 System.nanoTime() - deadline < 0)
