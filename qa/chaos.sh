@@ -3,10 +3,11 @@
 # Brokers and the gateway each in a network namespace of their own (needs root, ip and nft), a seeded nemesis
 # (partitions, one-way loss, gateway cuts, kill -9, SIGSTOP) against a recorded workload, and the checker of every
 # promise. Writes qa/target/chaos/<seed>/report.json and timeline.svg; exit 0 only when every property holds.
+# --profile opensearch adds an OpenSearch exporter into a node in the harness's JVM and judges its index too.
 # The same seed replays the same fault schedule. SLUICE_CHAOS_BUILD=none skips the build.
 set -euo pipefail
 
-usage() { echo "usage: bash qa/chaos.sh (--minutes M | --seconds S) --seed N [--profile default]" >&2; exit 2; }
+usage() { echo "usage: bash qa/chaos.sh (--minutes M | --seconds S) --seed N [--profile default|opensearch]" >&2; exit 2; }
 args=()
 seed=""
 while [ $# -gt 0 ]; do
@@ -15,10 +16,8 @@ while [ $# -gt 0 ]; do
     --minutes|--seconds) [ $# -ge 2 ] || usage; args+=("$1" "$2"); shift 2 ;;
     --profile)
       [ $# -ge 2 ] || usage
-      if [ "$2" != "default" ]; then
-        echo "chaos.sh: profile '$2' is not available yet (only 'default': the file exporter)" >&2; exit 2
-      fi
-      shift 2 ;;
+      case "$2" in default|opensearch) ;; *) echo "chaos.sh: unknown profile '$2' (default, opensearch)" >&2; exit 2 ;; esac
+      args+=("$1" "$2"); shift 2 ;;
     *) echo "chaos.sh: unknown argument '$1'" >&2; usage ;;
   esac
 done

@@ -16,7 +16,7 @@ import java.util.Map;
  * kind, each property's verdict, the violations with their counterexamples) and {@code timeline.svg}.
  */
 public record ChaosReport(long seed, long seconds, Map<String, Integer> faults, Map<String, Integer> operations,
-    List<Verdict> verdicts, int exportedLines)
+    List<Verdict> verdicts, int exportedLines, Map<String, Long> coverage)
 {
     public boolean holds()
     {
@@ -30,7 +30,8 @@ public record ChaosReport(long seed, long seconds, Map<String, Integer> faults, 
         faults.forEach(fault -> faultCounts.merge(fault.kind(), 1, Integer::sum));
         final Map<String, Integer> operationCounts = new LinkedHashMap<>();
         history.operations().forEach(operation -> operationCounts.merge(operation.kind(), 1, Integer::sum));
-        return new ChaosReport(seed, seconds, faultCounts, operationCounts, verdicts, history.exports().size());
+        return new ChaosReport(seed, seconds, faultCounts, operationCounts, verdicts, history.exports().size(),
+            Checker.coverage(history));
     }
 
     public String toJson()
@@ -73,8 +74,14 @@ public record ChaosReport(long seed, long seconds, Map<String, Integer> faults, 
     public String summary()
     {
         final StringBuilder text = new StringBuilder("seed " + seed + ", " + seconds + " s: faults " + faults +
-            ", operations " + operations + ", " + exportedLines + " exported lines").append(System.lineSeparator());
+            ", operations " + operations + ", " + exportedLines + " exported lines").append(System.lineSeparator())
+            .append("  judged: ").append(coverage).append(System.lineSeparator());
         verdicts.forEach(verdict -> text.append("  ").append(verdict).append(System.lineSeparator()));
+        if (!holds())
+        {
+            text.append("  replay: bash qa/chaos.sh --seconds ").append(seconds).append(" --seed ").append(seed)
+                .append(System.lineSeparator());
+        }
         return text.toString();
     }
 }

@@ -57,6 +57,52 @@ public final class Checker
             checker.pairsConverge());
     }
 
+    /**
+     * How much a history gave the properties to judge: acknowledged appends, exported lines, pause holds with a
+     * non-empty window (a 200 for every replica of a partition, before the next operation on it), status pair states
+     * judged against an answered operation, backfills started. A run whose figures are zero proved little.
+     */
+    public static Map<String, Long> coverage(final History history)
+    {
+        final Checker checker = new Checker(history);
+        final Map<String, Long> figures = new LinkedHashMap<>();
+        figures.put("acknowledged-appends", (long)checker.acknowledgedAppends().size());
+        figures.put("exported-lines", (long)history.exports().size());
+        long holds = 0;
+        for (final Operation.Control pause : checker.controls)
+        {
+            if (pause.action() != ControlKind.PAUSE || pause.outcome() != Outcome.OK)
+            {
+                continue;
+            }
+            for (final int partitionId : history.replicas().keySet())
+            {
+                if (pause.targets().containsAll(history.pairsOf(partitionId)) &&
+                    checker.holdEnd(pause, partitionId) > pause.completedAt())
+                {
+                    holds++;
+                }
+            }
+        }
+        figures.put("pause-holds", holds);
+        long judged = 0;
+        for (final Operation.StatusRead read : history.operations(Operation.StatusRead.class))
+        {
+            for (final Map.Entry<PartitionReplica, String> entry : read.states().entrySet())
+            {
+                if (read.outcome() == Outcome.OK && !UNKNOWN.equals(entry.getValue()) && checker.controls.stream()
+                    .anyMatch(c -> c.succeeded().contains(entry.getKey()) && c.completedAt() < read.invokedAt()))
+                {
+                    judged++;
+                }
+            }
+        }
+        figures.put("status-pairs-judged", judged);
+        figures.put("backfills", history.operations(Operation.BackfillStart.class).stream()
+            .filter(start -> start.outcome() == Outcome.OK).count());
+        return figures;
+    }
+
     // ---------------------------------------------------------------- appends
 
     /** Every append answered 200 is in its partition's export at the position the answer gave, carrying its write. */
@@ -203,14 +249,7 @@ public final class Checker
                     continue; // a pause of some pairs only: the contract's window is a whole partition's
                 }
                 final long start = pause.completedAt();
-                long end = pause.leaseMillis() > 0 ? pause.invokedAt() + pause.leaseMillis() : Long.MAX_VALUE;
-                for (final Operation.Control other : controls)
-                {
-                    if (other != pause && other.touches(partitionId) && mayBeOrderedAfter(other, pause))
-                    {
-                        end = Math.min(end, other.invokedAt());
-                    }
-                }
+                final long end = holdEnd(pause, partitionId);
                 for (final Export line : history.exportsOf(partitionId))
                 {
                     if (line.absentAt() >= start && line.presentAt() <= end && line.absentAt() < firstAt)
@@ -225,6 +264,20 @@ public final class Checker
             }
         }
         return first == null ? Verdict.held(NOTHING_EXPORTED_WHILE_PAUSED) : first;
+    }
+
+    /** The latest moment the pause's hold of the partition must last to: the lease's end or the next operation's start. */
+    private long holdEnd(final Operation.Control pause, final int partitionId)
+    {
+        long end = pause.leaseMillis() > 0 ? pause.invokedAt() + pause.leaseMillis() : Long.MAX_VALUE;
+        for (final Operation.Control other : controls)
+        {
+            if (other != pause && other.touches(partitionId) && mayBeOrderedAfter(other, pause))
+            {
+                end = Math.min(end, other.invokedAt());
+            }
+        }
+        return end;
     }
 
     // ---------------------------------------------------------------- exporting status

@@ -220,6 +220,8 @@ public final class Nemesis
                 heal = () ->
                 {
                     lab.heal();
+                    proxies.forEach(proxy -> cluster.log("nemesis: latency proxy to " + proxy.target() + " carried " +
+                        proxy.carried()));
                     proxies.forEach(LatencyProxy::close);
                 };
             }

@@ -43,6 +43,8 @@ public final class Workload
     private final AtomicBoolean running = new AtomicBoolean();
     private final List<Thread> threads = new ArrayList<>();
     private final ConcurrentLinkedQueue<String> backfills = new ConcurrentLinkedQueue<>();
+    /** Backfills a read showed in a terminal state (they stay there: no need to read them again). */
+    private final Set<String> ended = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final ConcurrentLinkedQueue<Throwable> crashes = new ConcurrentLinkedQueue<>();
 
     public Workload(final GatewayClient client, final HistoryRecorder recorder, final Set<PartitionReplica> pairs,
@@ -91,10 +93,10 @@ public final class Workload
         }
     }
 
-    /** Ids of every backfill the run started. */
-    public List<String> backfills()
+    /** Ids of every backfill the run started and no read has shown ended yet. */
+    public List<String> unfinishedBackfills()
     {
-        return List.copyOf(backfills);
+        return backfills.stream().filter(id -> !ended.contains(id)).toList();
     }
 
     private void spawn(final String name, final Runnable loop)
@@ -341,6 +343,10 @@ public final class Workload
             {
                 final String state = answer.json().path("state").asString(null);
                 recorder.record(new Operation.BackfillRead(id, process, invoked, completed, Outcome.OK, backfillId, state));
+                if (isTerminal(state))
+                {
+                    ended.add(backfillId);
+                }
                 return state;
             }
             recorder.record(new Operation.BackfillRead(id, process, invoked, completed, Outcome.FAILED, backfillId, null));

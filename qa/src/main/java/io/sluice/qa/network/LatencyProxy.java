@@ -28,6 +28,8 @@ public final class LatencyProxy implements AutoCloseable
     private final Random random;
     private final AtomicBoolean open = new AtomicBoolean(true);
     private final java.util.Set<Socket> sockets = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicLong connections = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
 
     public LatencyProxy(final InetAddress listenOn, final InetSocketAddress target, final long delayMillis,
         final long jitterMillis, final long seed) throws IOException
@@ -40,6 +42,11 @@ public final class LatencyProxy implements AutoCloseable
         final Thread acceptor = new Thread(this::accept, "latency-proxy-" + server.getLocalPort());
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    public InetSocketAddress target()
+    {
+        return target;
     }
 
     public InetSocketAddress address()
@@ -68,7 +75,7 @@ public final class LatencyProxy implements AutoCloseable
                 inbound.setTcpNoDelay(true);
                 outbound.setTcpNoDelay(true);
                 sockets.add(inbound);
-                sockets.add(outbound);
+                connections.incrementAndGet();
                 pump(inbound, outbound);
                 pump(outbound, inbound);
             }
@@ -96,6 +103,7 @@ public final class LatencyProxy implements AutoCloseable
                     // strictly after the previous chunk (the queue keeps no order among equal times): one direction stays in order
                     lastDue = Math.max(lastDue + 1, System.nanoTime() + (delayMillis + jitter) * 1_000_000);
                     queue.add(new Chunk(java.util.Arrays.copyOf(buffer, read), lastDue));
+                    bytes.addAndGet(read);
                 }
             }
             catch (final IOException ignore)
@@ -138,6 +146,12 @@ public final class LatencyProxy implements AutoCloseable
     private synchronized long nextJitter()
     {
         return (long)(random.nextDouble() * jitterMillis);
+    }
+
+    /** What it carried so far, for the run's log: a delay nothing went through proves nothing. */
+    public String carried()
+    {
+        return connections.get() + " connections, " + bytes.get() + " bytes";
     }
 
     @Override

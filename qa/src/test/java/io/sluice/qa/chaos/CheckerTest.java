@@ -38,6 +38,16 @@ class CheckerTest
     }
 
     @Test
+    void theCoverageCountsWhatTheHistoryGaveToJudge()
+    {
+        cleanRun();
+
+        assertThat(Checker.coverage(history())).containsExactly(
+            Map.entry("acknowledged-appends", 5L), Map.entry("exported-lines", 5L), Map.entry("pause-holds", 2L),
+            Map.entry("status-pairs-judged", 12L), Map.entry("backfills", 1L));
+    }
+
+    @Test
     void anAcknowledgedAppendMissingFromTheExportsIsALostWrite()
     {
         cleanRun();
