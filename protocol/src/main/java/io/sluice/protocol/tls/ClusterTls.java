@@ -5,7 +5,6 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.ClientAuth;
-import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
@@ -75,7 +74,10 @@ public final class ClusterTls
         this.current = new Generation(0, TlsMaterial.read(files, clock.instant()), stamp(files));
         this.previous = current;
         this.nextCheckNanos = System.nanoTime() + CHECK_INTERVAL_NANOS;
-        this.provider = OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+        // Always the JDK's TLS, the one the reloading key and trust managers are tested with: Netty would take OpenSSL
+        // whenever netty-tcnative is on the classpath (the jar ships none; a test dependency brought it in), and with
+        // it these managers refuse every peer ("PKIX path building failed"), so the choice must not follow the classpath.
+        this.provider = SslProvider.JDK;
         try
         {
             this.serverContext = SslContextBuilder.forServer(keyManager)
