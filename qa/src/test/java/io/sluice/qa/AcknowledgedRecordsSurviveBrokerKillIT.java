@@ -8,6 +8,8 @@ import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * exported, per partition in position order without gaps (at least once: duplicates allowed).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class AcknowledgedRecordsSurviveBrokerKillIT
 {
     private static final int RECORDS = 10_000;

@@ -11,8 +11,6 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -33,7 +31,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * volume made by the test (root only; skipped otherwise), exports paused, records written until the volumes fill.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class FullDiskIT
 {
     private static final int BROKERS = 3;

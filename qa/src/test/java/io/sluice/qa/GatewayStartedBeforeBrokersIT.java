@@ -10,8 +10,6 @@ import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.time.Duration;
 import java.util.List;
@@ -22,7 +20,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Issue 4: a gateway started before the brokers reports them unavailable, and becomes ready once they are up. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class GatewayStartedBeforeBrokersIT
 {
     @RegisterExtension

@@ -3,6 +3,8 @@ package io.sluice.qa;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.util.concurrent.TimeUnit;
 
@@ -14,6 +16,7 @@ import java.util.concurrent.TimeUnit;
  */
 @SharedCluster.RunsLast
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class IdempotencyWindowIT
 {
     @RegisterExtension

@@ -7,8 +7,6 @@ import io.sluice.qa.cluster.SluiceProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -18,7 +16,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Issue 5: with no token, a management server on a non-loopback address refuses to start. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class ManagementAddressWithoutTokenIT
 {
     @RegisterExtension

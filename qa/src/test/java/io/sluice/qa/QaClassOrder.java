@@ -15,11 +15,11 @@ import java.util.Comparator;
  * It tells the shared cluster how many classes use it, so it stops after the last one instead of idling beside the
  * clusters booted later.
  * <p>
- * The run has two lanes (junit-platform.properties): the classes that keep their default execution mode run one after
- * another in the engine's thread, in this order, the shared-cluster ones among them; the classes with a cluster of
- * their own are marked {@code @Execution(CONCURRENT)} and run on a second thread beside them, so the 2 cores serve two
- * clusters at once instead of one cluster that mostly waits. A class must not be both on the shared cluster and
- * concurrent ({@link SharedCluster} refuses it).
+ * The run has two lanes (junit-platform.properties): the shared-cluster classes are {@code @Execution(SAME_THREAD)} and
+ * run one after another in the engine's thread, in this order; every other class has a cluster of its own, is
+ * concurrent by default and runs on a second thread beside them, so the 2 cores serve two clusters at once instead of
+ * one cluster that mostly waits. A shared-cluster class left concurrent would run beside another one on the same
+ * cluster: {@link SharedCluster} refuses it.
  */
 public final class QaClassOrder implements ClassOrderer
 {

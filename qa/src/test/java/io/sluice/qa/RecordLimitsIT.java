@@ -11,8 +11,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -30,7 +28,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-@Execution(ExecutionMode.CONCURRENT)
 class RecordLimitsIT
 {
     private static final int MAX_PAYLOAD_BYTES = 1024 * 1024;

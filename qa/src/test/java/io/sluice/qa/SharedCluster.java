@@ -79,7 +79,7 @@ public final class SharedCluster
             // classes on the shared cluster take turns in the engine's thread (QaClassOrder); two at once would undo
             // each other's reset
             throw new IllegalStateException(context.getRequiredTestClass().getSimpleName() +
-                " uses the shared cluster, so it must not be @Execution(CONCURRENT)");
+                " uses the shared cluster, so it must be @Execution(SAME_THREAD): classes are concurrent by default");
         }
         shared = context.getRoot().getStore(NAMESPACE).computeIfAbsent(Shared.class, key -> Shared.boot(), Shared.class);
         shared.resetFor(context.getRequiredTestClass().getSimpleName());

@@ -14,8 +14,6 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.net.URI;
 import java.nio.file.Path;
@@ -32,7 +30,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * record over HTTP on 8080 and exports it under {@code ./sluice-data/exports/file/}.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class StandaloneDefaultIT
 {
     /** The standalone defaults of CONTRACT §1: client, management, and each broker's command and Raft port. */

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -45,6 +47,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class ResetToLatestAndBackfillIT
 {
     /** Longer than a few polls of the gateway's view, so a position that moved would show. */

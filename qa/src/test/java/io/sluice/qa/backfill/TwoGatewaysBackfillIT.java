@@ -18,8 +18,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -50,7 +48,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class TwoGatewaysBackfillIT
 {
     private static final String TOKEN = "qa-two-gateways-token";

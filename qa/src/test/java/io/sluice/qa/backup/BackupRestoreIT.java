@@ -11,8 +11,6 @@ import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.nio.file.Files;
@@ -33,7 +31,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * record written after the 202. A restore into a data directory that is not empty is refused with one line.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class BackupRestoreIT
 {
     private static final int PARTITIONS = 3;

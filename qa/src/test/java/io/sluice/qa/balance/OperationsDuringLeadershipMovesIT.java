@@ -9,6 +9,8 @@ import io.sluice.qa.cluster.WriteLoad;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -34,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * answers 2xx, and the leaderships did move meanwhile.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class OperationsDuringLeadershipMovesIT
 {
     /** How long operations run after the thaw, while the leaderships go home. */

@@ -12,6 +12,8 @@ import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -30,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * whose peers are gone still stops within its bound.
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class RollingRestartIT
 {
     private static final String TOKEN = "rolling-token";

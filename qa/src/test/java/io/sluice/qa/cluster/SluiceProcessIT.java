@@ -3,8 +3,6 @@ package io.sluice.qa.cluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +14,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The harness's signals on a plain child ({@code sleep}), no Sluice needed. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class SluiceProcessIT
 {
     @TempDir

@@ -34,8 +34,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -75,7 +73,6 @@ import static org.assertj.core.api.Assertions.fail;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class ContainerClusterIT
 {
     private static final String LABEL = "io.sluice.qa.test=ContainerClusterIT";

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
@@ -41,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class ControlGroupIT
 {
     private static final Duration REQUEST_TIMEOUT = SharedCluster.REQUEST_TIMEOUT;

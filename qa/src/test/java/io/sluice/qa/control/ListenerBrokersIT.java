@@ -11,8 +11,6 @@ import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +30,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a replica and answer their pairs from it, lead partitions and obey the pause; they never make a quorum.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class ListenerBrokersIT
 {
     private static final int BROKERS = 6;

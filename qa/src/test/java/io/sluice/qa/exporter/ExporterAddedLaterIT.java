@@ -11,8 +11,6 @@ import io.sluice.qa.cluster.WrittenRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.io.IOException;
@@ -41,7 +39,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * renamed exporter.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class ExporterAddedLaterIT
 {
     private static final int PARTITIONS = 2;

@@ -18,8 +18,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 import java.net.URI;
@@ -44,7 +42,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * line naming it.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 @ResourceLock(QaClassOrder.EMBEDDED_SINKS)
 class ExportersConfiguredByEnvironmentIT
 {

@@ -7,6 +7,7 @@ import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.PortAllocator;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
+
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
@@ -16,8 +17,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.nio.file.Path;
@@ -37,7 +36,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
-@Execution(ExecutionMode.CONCURRENT)
 class AdminCliExitCodesIT
 {
     private static final String TOKEN = "qa-operator-token";

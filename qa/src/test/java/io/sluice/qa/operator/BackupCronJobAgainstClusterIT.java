@@ -31,6 +31,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.io.File;
 import java.io.IOException;
@@ -70,6 +72,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class BackupCronJobAgainstClusterIT
 {
     /** Where the image has the hook and the CLI, relative to its install directory (see backup-hook.sh). */

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import tools.jackson.databind.JsonNode;
 
 import java.nio.file.Path;
@@ -37,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@Execution(ExecutionMode.SAME_THREAD)
 class PositionsAgreeInEveryViewIT
 {
     private static final String TOKEN = SharedCluster.TOKEN;
