@@ -1,6 +1,7 @@
 package io.sluice.cli;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +21,11 @@ import java.util.concurrent.TimeUnit;
 public final class BackupHook
 {
     public static final Path SOURCE = locate();
+    /**
+     * Whether this JVM inherited SIGINT ignored, as everything started in the background by a non-interactive shell
+     * (or under nohup) does; its children, the hook among them, would inherit that too.
+     */
+    private static final boolean SIGINT_IGNORED_HERE = ignoredSignals().testBit(2 - 1); // bit n-1 is signal n
 
     private final Path root;
     private final Path bin;
@@ -81,6 +87,11 @@ public final class BackupHook
     public Process start(final String... args) throws IOException
     {
         final List<String> command = new ArrayList<>();
+        if (SIGINT_IGNORED_HERE)
+        {
+            // A shell cannot trap a signal that was ignored when it started; the hook runs as from a terminal.
+            command.addAll(List.of("env", "--default-signal=INT"));
+        }
         command.add("bash");
         command.add(bin.resolve("backup-hook.sh").toString());
         command.addAll(List.of(args));
@@ -147,5 +158,25 @@ public final class BackupHook
             }
         }
         throw new IllegalStateException("backup-hook.sh not found from " + Path.of("").toAbsolutePath());
+    }
+
+    /** The mask of signals this process ignores, from /proc (empty where there is none). */
+    private static BigInteger ignoredSignals()
+    {
+        try
+        {
+            for (final String line : Files.readAllLines(Path.of("/proc/self/status")))
+            {
+                if (line.startsWith("SigIgn:"))
+                {
+                    return new BigInteger(line.substring("SigIgn:".length()).strip(), 16);
+                }
+            }
+        }
+        catch (final IOException e)
+        {
+            // not Linux: nothing known to be ignored
+        }
+        return BigInteger.ZERO;
     }
 }
