@@ -3,7 +3,6 @@ package io.sluice.gateway;
 import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
-import io.sluice.broker.exporter.ExporterConfig;
 import io.sluice.gateway.records.PartitionSelector;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.message.AppendLimits;
@@ -15,15 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.sluice.gateway.TestGateway.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -46,17 +39,14 @@ import static org.awaitility.Awaitility.await;
 class GatewayClusterIT
 {
     private static final int PARTITIONS = 6;
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     static Path dataDir;
 
     private static PartitionDistribution distribution;
     private static final List<Broker> BROKERS = new ArrayList<>();
-    private static ConfigurableApplicationContext gateway;
-    private static String api;
-    private static String management;
+    private static FileExports exports;
+    private static TestGateway gateway;
     private static int readinessBeforeBrokers;
     private static int livenessBeforeBrokers;
 
@@ -66,25 +56,17 @@ class GatewayClusterIT
         final String brokers = LoopbackBrokers.brokerList(3);
         distribution = PartitionDistribution.of(brokers, PARTITIONS, 3);
 
-        gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
-            "--server.port=0",
-            "--management.server.port=0",
-            "--management.server.address=127.0.0.1",
-            "--sluice.cluster.brokers=" + brokers,
-            "--sluice.cluster.partitions=" + PARTITIONS,
+        gateway = TestGateway.start(brokers, PARTITIONS, null,
             "--sluice.gateway.request-timeout=20s",
             "--sluice.gateway.max-payload-bytes=1KB");
-        api = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.server.port");
-        management = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.management.port");
 
-        readinessBeforeBrokers = get(management + "/actuator/health/readiness").statusCode();
-        livenessBeforeBrokers = get(management + "/actuator/health/liveness").statusCode();
+        readinessBeforeBrokers = gateway.get("/actuator/health/readiness").statusCode();
+        livenessBeforeBrokers = gateway.get("/actuator/health/liveness").statusCode();
 
-        final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
-            Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
+        exports = new FileExports(dataDir);
         for (int b = 0; b < 3; b++)
         {
-            BROKERS.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)));
+            BROKERS.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exports.exporters())));
         }
     }
 
@@ -106,9 +88,9 @@ class GatewayClusterIT
         assertThat(livenessBeforeBrokers).isEqualTo(200);
 
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
-            .until(() -> get(management + "/actuator/health/readiness").statusCode() == 200);
+            .until(gateway::ready);
 
-        final JsonNode partitions = json(get(management + "/actuator/partitions"));
+        final JsonNode partitions = json(gateway.get("/actuator/partitions"));
         for (final JsonNode partition : partitions.get("partitions"))
         {
             assertThat(partition.get("leaderId").asInt()).isBetween(0, 2);
@@ -129,13 +111,12 @@ class GatewayClusterIT
         assertThat(partitionId).isEqualTo(new PartitionSelector(PARTITIONS).partitionFor("order-42"));
         assertThat(position).isGreaterThanOrEqualTo(0);
 
-        final Path export = dataDir.resolve("exports").resolve("file").resolve("partition-" + partitionId + ".jsonl");
-        await().atMost(Duration.ofSeconds(30)).until(() -> exportedLine(export, position) != null);
-        final JsonNode line = JSON.readTree(exportedLine(export, position));
+        await().atMost(Duration.ofSeconds(30)).until(() -> exports.exported(partitionId, position));
+        final JsonNode line = TestGateway.JSON.readTree(exports.line(partitionId, position).orElseThrow());
         assertThat(line.get("key").asString()).isEqualTo("order-42");
         assertThat(line.get("partitionId").asInt()).isEqualTo(partitionId);
         // The payload is forwarded as JSON text: decimals keep their digits.
-        assertThat(exportedLine(export, position)).contains("{\"amount\":1.50,\"items\":[1,null,\"x\"]}");
+        assertThat(exports.line(partitionId, position).orElseThrow()).contains("{\"amount\":1.50,\"items\":[1,null,\"x\"]}");
     }
 
     @Test
@@ -256,7 +237,7 @@ class GatewayClusterIT
         awaitReady();
         for (final String path : List.of("/actuator/partitions", "/actuator/topology"))
         {
-            final HttpResponse<String> response = get(management + path);
+            final HttpResponse<String> response = gateway.get(path);
             assertThat(response.statusCode()).isEqualTo(200);
             final JsonNode view = json(response);
             assertThat(view.get("brokers").size()).isEqualTo(3);
@@ -280,7 +261,7 @@ class GatewayClusterIT
     {
         awaitReady();
         post("{\"key\": \"metrics\", \"payload\": {}}");
-        final HttpResponse<String> response = get(management + "/actuator/prometheus");
+        final HttpResponse<String> response = gateway.get("/actuator/prometheus");
 
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(response.body())
@@ -298,8 +279,7 @@ class GatewayClusterIT
         awaitReady();
         post("{\"key\": \"metrics\", \"payload\": {}}");
         // A resume (the cluster exports already) so the operation histogram has a sample.
-        send(HttpRequest.newBuilder(URI.create(management + "/actuator/exporting/resume"))
-            .POST(HttpRequest.BodyPublishers.noBody()).build());
+        gateway.post("/actuator/exporting/resume", null);
         final Path monitoring = Path.of("..", "dist", "monitoring");
         final java.util.TreeSet<String> named = new java.util.TreeSet<>();
         for (final String file : List.of("sluice-alerts.yml", "sluice-dashboard.json"))
@@ -317,7 +297,7 @@ class GatewayClusterIT
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
         {
             final java.util.Set<String> scraped = new java.util.HashSet<>();
-            for (final String line : get(management + "/actuator/prometheus").body().split("\n"))
+            for (final String line : gateway.get("/actuator/prometheus").body().split("\n"))
             {
                 if (!line.startsWith("#") && !line.isBlank())
                 {
@@ -337,11 +317,11 @@ class GatewayClusterIT
         final long closed = System.nanoTime();
 
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() ->
-            !json(get(management + "/actuator/partitions")).get("brokers").get(2).get("reachable").asBoolean());
+            !json(gateway.get("/actuator/partitions")).get("brokers").get(2).get("reachable").asBoolean());
         final Duration noticed = Duration.ofNanos(System.nanoTime() - closed);
         assertThat(noticed).isLessThan(Duration.ofSeconds(5));
 
-        final JsonNode view = json(get(management + "/actuator/partitions"));
+        final JsonNode view = json(gateway.get("/actuator/partitions"));
         int unknown = 0;
         for (final JsonNode partition : view.get("partitions"))
         {
@@ -369,7 +349,7 @@ class GatewayClusterIT
     {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
         assertThat(response.headers().firstValue("content-type").orElse("")).contains("application/json");
-        final JsonNode body = JSON.readTree(response.body());
+        final JsonNode body = json(response);
         assertThat(body.get("error").asString()).isEqualTo(error);
         assertThat(body.get("message").asString()).isNotBlank();
     }
@@ -377,7 +357,7 @@ class GatewayClusterIT
     private static long totalLastPosition()
     {
         long total = 0;
-        for (final JsonNode partition : json(get(management + "/actuator/partitions")).get("partitions"))
+        for (final JsonNode partition : json(gateway.get("/actuator/partitions")).get("partitions"))
         {
             for (final JsonNode replica : partition.get("replicas"))
             {
@@ -390,56 +370,11 @@ class GatewayClusterIT
     private static void awaitReady()
     {
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
-            .until(() -> get(management + "/actuator/health/readiness").statusCode() == 200);
-    }
-
-    private static String exportedLine(final Path export, final long position) throws IOException
-    {
-        if (!Files.exists(export))
-        {
-            return null;
-        }
-        for (final String line : Files.readAllLines(export))
-        {
-            if (!line.isBlank() && JSON.readTree(line).get("position").asLong() == position)
-            {
-                return line;
-            }
-        }
-        return null;
+            .until(gateway::ready);
     }
 
     private static HttpResponse<String> post(final String body)
     {
-        return send(HttpRequest.newBuilder(URI.create(api + "/v1/records"))
-            .header("content-type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body)).build());
-    }
-
-    private static HttpResponse<String> get(final String url)
-    {
-        return send(HttpRequest.newBuilder(URI.create(url)).GET().build());
-    }
-
-    private static HttpResponse<String> send(final HttpRequest request)
-    {
-        try
-        {
-            return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-        }
-        catch (final IOException e)
-        {
-            throw new java.io.UncheckedIOException(e);
-        }
-        catch (final InterruptedException e)
-        {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static JsonNode json(final HttpResponse<String> response)
-    {
-        return JSON.readTree(response.body());
+        return gateway.write(body);
     }
 }

@@ -1,38 +1,28 @@
 package io.sluice.gateway.backfill;
 
+import io.sluice.gateway.FileExports;
 import io.sluice.gateway.LoopbackBrokers;
+import io.sluice.gateway.TestGateway;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
-import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.gateway.GatewayApplication;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
+import static io.sluice.gateway.TestGateway.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -44,17 +34,12 @@ import static org.awaitility.Awaitility.await;
 class BackfillClusterIT
 {
     private static final int PARTITIONS = 3;
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private static final Pattern POSITION = Pattern.compile("\"position\":(\\d+)");
 
     @TempDir
     Path dataDir;
 
     private final List<Broker> brokers = new ArrayList<>();
-    private ConfigurableApplicationContext gateway;
-    private String api;
-    private String management;
+    private TestGateway gateway;
 
     @AfterEach
     void stop()
@@ -70,17 +55,15 @@ class BackfillClusterIT
     void resetWhilePausedAnswersRangesAndTheBackfillExportsEverySkippedRecordAfterResume() throws Exception
     {
         start();
-        assertThat(send(post(management + "/actuator/exporting/pause")).statusCode()).isEqualTo(200);
+        assertThat(gateway.post("/actuator/exporting/pause", null).statusCode()).isEqualTo(200);
 
         final Map<Integer, Long> lastByPartition = new HashMap<>();
         for (int i = 0; i < 30; i++)
         {
-            final HttpResponse<String> written = send(HttpRequest.newBuilder(URI.create(api + "/v1/records"))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"key\": \"k-" + i + "\", \"payload\": {\"n\": " + i + "}}"))
-                .build());
+            final HttpResponse<String> written =
+                gateway.write("{\"key\": \"k-" + i + "\", \"payload\": {\"n\": " + i + "}}");
             assertThat(written.statusCode()).as(written.body()).isEqualTo(200);
-            final JsonNode answer = JSON.readTree(written.body());
+            final JsonNode answer = json(written);
             lastByPartition.merge(answer.get("partitionId").asInt(), answer.get("position").asLong(), Math::max);
         }
 
@@ -89,7 +72,7 @@ class BackfillClusterIT
         await("the view shows every write").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
             .until(() ->
             {
-                final JsonNode view = JSON.readTree(send(get(management + "/actuator/exporting")).body());
+                final JsonNode view = gateway.exporting();
                 for (final JsonNode pair : view.path("targets"))
                 {
                     final Long written = lastByPartition.get(pair.path("partitionId").asInt());
@@ -102,9 +85,9 @@ class BackfillClusterIT
                 return true;
             });
         final HttpResponse<String> started =
-            send(post(management + "/actuator/exporters/file/resetToLatestAndBackfill?backfillTaskCount=4"));
+            gateway.post("/actuator/exporters/file/resetToLatestAndBackfill?backfillTaskCount=4", null);
         assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
-        final JsonNode plan = JSON.readTree(started.body());
+        final JsonNode plan = json(started);
         final String backfillId = plan.get("backfillId").asText();
         final Map<Integer, Long> rangeEnds = new HashMap<>();
         for (final JsonNode range : plan.get("ranges"))
@@ -115,15 +98,15 @@ class BackfillClusterIT
         assertThat(rangeEnds).isEqualTo(lastByPartition);
         assertThat(state(backfillId)).as("paused: nothing runs").isEqualTo("PENDING");
 
-        assertThat(send(post(management + "/actuator/exporting/resume")).statusCode()).isEqualTo(200);
+        assertThat(gateway.post("/actuator/exporting/resume", null).statusCode()).isEqualTo(200);
         await("backfill " + backfillId + " succeeded").atMost(Duration.ofSeconds(90))
             .pollInterval(Duration.ofMillis(250)).until(() -> "SUCCEEDED".equals(state(backfillId)));
-        final JsonNode done = JSON.readTree(send(get(management + "/actuator/backfills/" + backfillId)).body());
+        final JsonNode done = json(gateway.get("/actuator/backfills/" + backfillId));
         assertThat(done.get("progress").asDouble()).isEqualTo(1.0);
 
         for (final Map.Entry<Integer, Long> partition : lastByPartition.entrySet())
         {
-            final Set<Long> exported = exportedPositions(partition.getKey());
+            final Set<Long> exported = new FileExports(dataDir).positions(partition.getKey());
             for (long p = 1; p <= partition.getValue(); p++)
             {
                 assertThat(exported).as("partition %d position %d exported", partition.getKey(), p).contains(p);
@@ -131,72 +114,29 @@ class BackfillClusterIT
         }
     }
 
-    private String state(final String backfillId) throws Exception
+    private String state(final String backfillId)
     {
-        final HttpResponse<String> response = send(get(management + "/actuator/backfills/" + backfillId));
+        final HttpResponse<String> response = gateway.get("/actuator/backfills/" + backfillId);
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        return JSON.readTree(response.body()).get("state").asText();
-    }
-
-    private Set<Long> exportedPositions(final int partitionId) throws IOException
-    {
-        final Path file = dataDir.resolve("exports").resolve("file").resolve("partition-" + partitionId + ".jsonl");
-        final Set<Long> positions = new HashSet<>();
-        if (Files.exists(file))
-        {
-            for (final String line : Files.readAllLines(file))
-            {
-                final Matcher m = POSITION.matcher(line);
-                if (m.find())
-                {
-                    positions.add(Long.parseLong(m.group(1)));
-                }
-            }
-        }
-        return positions;
+        return json(response).get("state").asString();
     }
 
     private void start() throws Exception
     {
         final String cluster = LoopbackBrokers.brokerList(3);
         final PartitionDistribution distribution = PartitionDistribution.of(cluster, PARTITIONS, 3);
-        gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
-            "--server.port=0",
-            "--management.server.port=0",
-            "--management.server.address=127.0.0.1",
-            "--sluice.cluster.brokers=" + cluster,
-            "--sluice.cluster.partitions=" + PARTITIONS,
-            "--sluice.gateway.request-timeout=20s");
-        api = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.server.port");
-        management = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.management.port");
-        final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
-            Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
+        gateway = TestGateway.start(cluster, PARTITIONS, null, "--sluice.gateway.request-timeout=20s");
         for (int b = 0; b < 3; b++)
         {
             // Automatic balance moves leaders a few seconds after a start; the reset asks every leader for its
             // latest position, and this test checks the exact ranges it answers, so leaders stay where elected.
-            brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters).withAutoRebalance(false)));
+            brokers.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, new FileExports(dataDir).exporters())
+                .withAutoRebalance(false)));
         }
         await("gateway ready").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
-            .until(() -> send(get(management + "/actuator/health/readiness")).statusCode() == 200);
+            .until(gateway::ready);
         // Readiness needs a leader for every partition, not every broker: the pause below needs them all reachable.
         await("every pair known").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
-            .until(() -> "EXPORTING".equals(JSON.readTree(send(get(management + "/actuator/exporting")).body())
-                .path("state").asText()));
-    }
-
-    private static HttpRequest post(final String url)
-    {
-        return HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.noBody()).build();
-    }
-
-    private static HttpRequest get(final String url)
-    {
-        return HttpRequest.newBuilder(URI.create(url)).GET().build();
-    }
-
-    private static HttpResponse<String> send(final HttpRequest request) throws Exception
-    {
-        return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+            .until(() -> "EXPORTING".equals(gateway.exportingState()));
     }
 }

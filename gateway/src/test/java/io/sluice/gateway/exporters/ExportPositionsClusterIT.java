@@ -2,9 +2,9 @@ package io.sluice.gateway.exporters;
 
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
-import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.gateway.GatewayApplication;
+import io.sluice.gateway.FileExports;
 import io.sluice.gateway.LoopbackBrokers;
+import io.sluice.gateway.TestGateway;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -14,17 +14,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.sluice.gateway.TestGateway.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -53,8 +46,6 @@ class ExportPositionsClusterIT
     private static final int PARTITIONS = 3;
     private static final String TOKEN = "export-positions-test-token";
     private static final Duration AWAIT = Duration.ofSeconds(90);
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final Pattern POSITION_METRIC = Pattern.compile(
         "^sluice_exporter_(position|sent_position)\\{exporter=\"file\",partition=\"(\\d+)\"} (\\S+)$", Pattern.MULTILINE);
 
@@ -62,9 +53,8 @@ class ExportPositionsClusterIT
     static Path dataDir;
 
     private static final List<Broker> BROKERS = new ArrayList<>();
-    private static ConfigurableApplicationContext gateway;
-    private static String api;
-    private static String management;
+    private static FileExports exports;
+    private static TestGateway gateway;
     /** The last position written per partition. */
     private static final Map<Integer, Long> LAST = new TreeMap<>();
     /** The acknowledged positions seen during the soft pause. */
@@ -75,23 +65,14 @@ class ExportPositionsClusterIT
     {
         final String brokers = LoopbackBrokers.brokerList(3);
         final PartitionDistribution distribution = PartitionDistribution.of(brokers, PARTITIONS, 3);
-        final Map<String, ExporterConfig> exporters = Map.of("file", new ExporterConfig("file", "file",
-            Map.of("path", exportDir().toString())));
+        exports = new FileExports(dataDir);
         for (int b = 0; b < 3; b++)
         {
-            BROKERS.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)));
+            BROKERS.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exports.exporters())));
         }
-        gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
-            "--server.port=0",
-            "--management.server.port=0",
-            "--sluice.management.token=" + TOKEN,
-            "--management.server.address=127.0.0.1",
-            "--sluice.cluster.brokers=" + brokers,
-            "--sluice.cluster.partitions=" + PARTITIONS,
+        gateway = TestGateway.start(brokers, PARTITIONS, TOKEN,
             "--sluice.gateway.metrics.exporter-refresh-interval=300ms",
             "--sluice.gateway.metrics.exporter-poll-interval=300ms");
-        api = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.server.port");
-        management = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.management.port");
     }
 
     @AfterAll
@@ -109,7 +90,7 @@ class ExportPositionsClusterIT
     void everyViewShowsTheSamePositionOnceRecordsAreExported()
     {
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() ->
-            get("/actuator/health/readiness").statusCode() == 200 && "EXPORTING".equals(exporting().get("state").asString()));
+            gateway.ready() && "EXPORTING".equals(gateway.exportingState()));
         write(12);
 
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
@@ -213,13 +194,13 @@ class ExportPositionsClusterIT
         {
             final Map<Integer, Double> metric = new TreeMap<>();
             final Map<Integer, Double> sentMetric = new TreeMap<>();
-            final Matcher matcher = POSITION_METRIC.matcher(get("/actuator/prometheus").body());
+            final Matcher matcher = POSITION_METRIC.matcher(gateway.get("/actuator/prometheus").body());
             while (matcher.find())
             {
                 (matcher.group(1).equals("position") ? metric : sentMetric)
                     .put(Integer.parseInt(matcher.group(2)), Double.parseDouble(matcher.group(3)));
             }
-            return new Views(JSON.readTree(get("/actuator/exporters").body()), ExportPositionsClusterIT.exporting(), metric,
+            return new Views(json(gateway.get("/actuator/exporters")), gateway.exporting(), metric,
                 sentMetric);
         }
 
@@ -288,68 +269,21 @@ class ExportPositionsClusterIT
         {
             body.append(i == 0 ? "" : ",").append("{\"payload\": {\"n\": ").append(i).append("}}");
         }
-        final HttpResponse<String> response = send(HttpRequest.newBuilder(URI.create(api + "/v1/records"))
-            .header("content-type", "application/json").timeout(Duration.ofSeconds(60))
-            .POST(HttpRequest.BodyPublishers.ofString(body.append("]").toString())).build());
+        final HttpResponse<String> response = gateway.write(body.append("]").toString());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        for (final JsonNode written : JSON.readTree(response.body()).values())
+        for (final JsonNode written : json(response).values())
         {
             LAST.merge(written.get("partitionId").asInt(), written.get("position").asLong(), Math::max);
         }
     }
 
-    private static boolean everyLastRecordExported() throws IOException
+    private static boolean everyLastRecordExported()
     {
-        for (final Map.Entry<Integer, Long> last : LAST.entrySet())
-        {
-            final Path export = exportDir().resolve("partition-" + last.getKey() + ".jsonl");
-            if (!Files.exists(export) || Files.readAllLines(export).stream().filter(line -> !line.isBlank())
-                .noneMatch(line -> JSON.readTree(line).get("position").asLong() == last.getValue()))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static Path exportDir()
-    {
-        return dataDir.resolve("exports").resolve("file");
-    }
-
-    private static JsonNode exporting()
-    {
-        return JSON.readTree(get("/actuator/exporting").body());
+        return LAST.entrySet().stream().allMatch(last -> exports.exported(last.getKey(), last.getValue()));
     }
 
     private static HttpResponse<String> post(final String path)
     {
-        return send(HttpRequest.newBuilder(URI.create(management + path))
-            .header("Authorization", "Bearer " + TOKEN)
-            .timeout(Duration.ofSeconds(60))
-            .POST(HttpRequest.BodyPublishers.noBody())
-            .build());
-    }
-
-    private static HttpResponse<String> get(final String path)
-    {
-        return send(HttpRequest.newBuilder(URI.create(management + path)).timeout(Duration.ofSeconds(60)).GET().build());
-    }
-
-    private static HttpResponse<String> send(final HttpRequest request)
-    {
-        try
-        {
-            return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-        }
-        catch (final IOException e)
-        {
-            throw new java.io.UncheckedIOException(e);
-        }
-        catch (final InterruptedException e)
-        {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return gateway.post(path, null);
     }
 }

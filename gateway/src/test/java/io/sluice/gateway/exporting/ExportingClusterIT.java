@@ -1,11 +1,11 @@
 package io.sluice.gateway.exporting;
 
+import io.sluice.gateway.FileExports;
 import io.sluice.gateway.LoopbackBrokers;
+import io.sluice.gateway.TestGateway;
 import io.sluice.testing.QuietPeriod;
 import io.sluice.broker.Broker;
 import io.sluice.broker.BrokerConfig;
-import io.sluice.broker.exporter.ExporterConfig;
-import io.sluice.gateway.GatewayApplication;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import org.junit.jupiter.api.AfterAll;
@@ -16,24 +16,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
-import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.sluice.gateway.TestGateway.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -51,40 +45,27 @@ class ExportingClusterIT
     // Generous for a loaded machine: the dead broker's pairs must answer far sooner regardless.
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(15);
     private static final Duration AWAIT = Duration.ofSeconds(120);
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     static Path dataDir;
 
     private static PartitionDistribution distribution;
-    private static Map<String, ExporterConfig> exporters;
+    private static FileExports exports;
     private static final List<Broker> BROKERS = new ArrayList<>();
-    private static ConfigurableApplicationContext gateway;
-    private static String api;
-    private static String management;
+    private static TestGateway gateway;
 
     @BeforeAll
     static void startBrokersAndGateway() throws Exception
     {
         final String brokers = LoopbackBrokers.brokerList(3);
         distribution = PartitionDistribution.of(brokers, PARTITIONS, 3);
-        exporters = Map.of("file", new ExporterConfig("file", "file",
-            Map.of("path", dataDir.resolve("exports").resolve("file").toString())));
+        exports = new FileExports(dataDir);
         for (int b = 0; b < 3; b++)
         {
-            BROKERS.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exporters)));
+            BROKERS.add(Broker.start(BrokerConfig.of(b, distribution, dataDir, exports.exporters())));
         }
-        gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
-            "--server.port=0",
-            "--management.server.port=0",
-            "--sluice.management.token=" + TOKEN,
-            "--management.server.address=127.0.0.1",
-            "--sluice.cluster.brokers=" + brokers,
-            "--sluice.cluster.partitions=" + PARTITIONS,
+        gateway = TestGateway.start(brokers, PARTITIONS, TOKEN,
             "--sluice.gateway.request-timeout=" + REQUEST_TIMEOUT.toMillis() + "ms");
-        api = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.server.port");
-        management = "http://127.0.0.1:" + gateway.getEnvironment().getProperty("local.management.port");
     }
 
     @AfterAll
@@ -108,7 +89,7 @@ class ExportingClusterIT
         final long pauseMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        final JsonNode body = JSON.readTree(response.body());
+        final JsonNode body = json(response);
         assertThat(body.get("operation").asString()).isEqualTo("PAUSE");
         assertThat(body.get("result").asString()).isEqualTo("SUCCEEDED");
         assertThat(body.get("targets").size()).isEqualTo(18);
@@ -121,13 +102,11 @@ class ExportingClusterIT
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() -> "PAUSED".equals(clusterState()));
 
         // A record committed now stays unexported until resume.
-        final JsonNode written = JSON.readTree(send(HttpRequest.newBuilder(URI.create(api + "/v1/records"))
-            .header("content-type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString("{\"key\": \"paused-1\", \"payload\": {\"n\": 1}}")).build()).body());
+        final JsonNode written = json(gateway.write("{\"key\": \"paused-1\", \"payload\": {\"n\": 1}}"));
         pausedRecordPartition = written.get("partitionId").asInt();
         pausedRecordPosition = written.get("position").asLong();
         QuietPeriod.of(Duration.ofSeconds(2), "a paused cluster exports nothing");
-        assertThat(exported(pausedRecordPartition, pausedRecordPosition)).isFalse();
+        assertThat(exports.exported(pausedRecordPartition, pausedRecordPosition)).isFalse();
     }
 
     private static int pausedRecordPartition;
@@ -140,10 +119,10 @@ class ExportingClusterIT
         final HttpResponse<String> response = post("/actuator/exporting/resume", null);
 
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        assertThat(JSON.readTree(response.body()).get("operation").asString()).isEqualTo("RESUME");
+        assertThat(json(response).get("operation").asString()).isEqualTo("RESUME");
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() -> "EXPORTING".equals(clusterState()));
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250))
-            .until(() -> exported(pausedRecordPartition, pausedRecordPosition));
+            .until(() -> exports.exported(pausedRecordPartition, pausedRecordPosition));
     }
 
     @Test
@@ -153,7 +132,7 @@ class ExportingClusterIT
         final HttpResponse<String> response = post("/actuator/exporting/pause?soft=true", null);
 
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-        assertThat(JSON.readTree(response.body()).get("operation").asString()).isEqualTo("SOFT_PAUSE");
+        assertThat(json(response).get("operation").asString()).isEqualTo("SOFT_PAUSE");
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() -> "SOFT_PAUSED".equals(clusterState()));
         assertThat(post("/actuator/exporting/resume", null).statusCode()).isEqualTo(200);
         // The status view is polled: wait until it shows the resume, so the next case starts from EXPORTING.
@@ -164,11 +143,11 @@ class ExportingClusterIT
     @Order(4)
     void aTargetOutsideTheClusterIsRefusedWithoutAToken() throws Exception
     {
-        assertThat(send(HttpRequest.newBuilder(URI.create(management + "/actuator/exporting/pause"))
+        assertThat(TestGateway.send(HttpRequest.newBuilder(URI.create(gateway.management() + "/actuator/exporting/pause"))
             .POST(HttpRequest.BodyPublishers.noBody()).build()).statusCode()).isEqualTo(401);
         final HttpResponse<String> unknown = post("/actuator/exporting/pause", "{\"targets\": [{\"brokerId\": 3, \"partitionId\": 1}]}");
         assertThat(unknown.statusCode()).isEqualTo(400);
-        assertThat(JSON.readTree(unknown.body()).get("message").asString()).contains("partition 1 on broker 3");
+        assertThat(json(unknown).get("message").asString()).contains("partition 1 on broker 3");
         await().during(Duration.ofSeconds(1)).atMost(AWAIT).until(() -> "EXPORTING".equals(clusterState()));
     }
 
@@ -181,7 +160,7 @@ class ExportingClusterIT
         // The topology notices the outage; the remaining replicas elect leaders for every partition.
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() ->
             brokerStates(2).stream().allMatch("UNKNOWN"::equals) &&
-            get(management + "/actuator/health/readiness").statusCode() == 200);
+            gateway.ready());
 
         final long start = System.nanoTime();
         final HttpResponse<String> response = post("/actuator/exporting/pause", null);
@@ -189,7 +168,7 @@ class ExportingClusterIT
 
         assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
         assertThat(elapsed).isLessThan(REQUEST_TIMEOUT.dividedBy(2));
-        final JsonNode body = JSON.readTree(response.body());
+        final JsonNode body = json(response);
         assertThat(body.get("result").asString()).isEqualTo("FAILED");
         final List<PartitionReplica> failed = new ArrayList<>();
         final StringBuilder retry = new StringBuilder("{\"targets\": [");
@@ -209,14 +188,14 @@ class ExportingClusterIT
             distribution.replicas().stream().filter(replica -> replica.brokerId() == 2).toList());
         System.out.println("pause with broker 2 down answered in " + elapsed.toMillis() + " ms");
 
-        BROKERS.set(2, Broker.start(BrokerConfig.of(2, distribution, dataDir, exporters)));
+        BROKERS.set(2, Broker.start(BrokerConfig.of(2, distribution, dataDir, exports.exporters())));
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() ->
             brokerStates(2).stream().noneMatch("UNKNOWN"::equals));
 
         final HttpResponse<String> retried = post("/actuator/exporting/pause", retry.toString());
 
         assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
-        final JsonNode retriedBody = JSON.readTree(retried.body());
+        final JsonNode retriedBody = json(retried);
         assertThat(retriedBody.get("targets").size()).isEqualTo(6);
         for (final JsonNode target : retriedBody.get("targets").values())
         {
@@ -230,19 +209,18 @@ class ExportingClusterIT
     private static void awaitEveryPairKnownAndLed()
     {
         await().atMost(AWAIT).pollInterval(Duration.ofMillis(250)).until(() ->
-            get(management + "/actuator/health/readiness").statusCode() == 200 &&
-            !clusterState().equals("UNKNOWN") && !clusterState().equals("MIXED"));
+            gateway.ready() && !clusterState().equals("UNKNOWN") && !clusterState().equals("MIXED"));
     }
 
     private static String clusterState()
     {
-        return JSON.readTree(get(management + "/actuator/exporting").body()).get("state").asString();
+        return gateway.exportingState();
     }
 
     private static List<String> brokerStates(final int brokerId)
     {
         final List<String> states = new ArrayList<>();
-        for (final JsonNode pair : JSON.readTree(get(management + "/actuator/exporting").body()).get("targets").values())
+        for (final JsonNode pair : gateway.exporting().get("targets").values())
         {
             if (pair.get("brokerId").asInt() == brokerId)
             {
@@ -252,51 +230,8 @@ class ExportingClusterIT
         return states;
     }
 
-    private static boolean exported(final int partitionId, final long position) throws IOException
-    {
-        final Path export = dataDir.resolve("exports").resolve("file").resolve("partition-" + partitionId + ".jsonl");
-        if (!Files.exists(export))
-        {
-            return false;
-        }
-        for (final String line : Files.readAllLines(export))
-        {
-            if (!line.isBlank() && JSON.readTree(line).get("position").asLong() == position)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private static HttpResponse<String> post(final String path, final String body)
     {
-        return send(HttpRequest.newBuilder(URI.create(management + path))
-            .header("Authorization", "Bearer " + TOKEN)
-            .timeout(Duration.ofSeconds(60))
-            .POST(body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
-            .build());
-    }
-
-    private static HttpResponse<String> get(final String url)
-    {
-        return send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60)).GET().build());
-    }
-
-    private static HttpResponse<String> send(final HttpRequest request)
-    {
-        try
-        {
-            return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-        }
-        catch (final IOException e)
-        {
-            throw new java.io.UncheckedIOException(e);
-        }
-        catch (final InterruptedException e)
-        {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return gateway.post(path, body);
     }
 }
