@@ -225,6 +225,14 @@ public final class PartitionBackups implements AutoCloseable
         finally
         {
             deleteQuietly(staging);
+            try
+            {
+                Files.deleteIfExists(staging.getParent());
+            }
+            catch (final IOException e)
+            {
+                // another partition of this backup is still staged: the last one deletes the directory
+            }
         }
     }
 
