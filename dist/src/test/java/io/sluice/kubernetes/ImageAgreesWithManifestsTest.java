@@ -7,10 +7,7 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.Volume;
-import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
 import io.sluice.dist.SluiceProperties;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -61,12 +58,6 @@ class ImageAgreesWithManifestsTest
         "sluice.exporters.search.index", "sluice.exporters.search.on-rejected");
     /** What every JRE base image has besides java (the hook needs bash; a backup command may run sh). */
     private static final List<String> BASE_IMAGE_PATHS = List.of("/bin/sh", "/bin/bash", "/usr/bin/env");
-    /**
-     * An image with kubectl and a shell, pinned to a kubectl release (alpine/k8s tags follow kubectl's). Not
-     * registry.k8s.io/kubectl: that one is distroless, kubectl alone, so an init container cannot copy from it.
-     */
-    private static final Pattern KUBECTL_IMAGE = Pattern.compile("docker\\.io/alpine/k8s:1\\.(\\d+)\\.\\d+");
-
     private static List<Manifests.Document> documents;
     private static Dockerfile dockerfile;
     /** The image reference the manifests run, e.g. sluice:0.1.0. */
@@ -262,45 +253,6 @@ class ImageAgreesWithManifestsTest
         }
     }
 
-    /**
-     * backup.sh calls kubectl, which the sluice image does not ship: an init container of the kubectl image copies it
-     * into a volume that the backup container mounts on a directory of the image's PATH.
-     */
-    @Test
-    void theBackupContainerFindsTheKubectlBackupShCallsOnTheImagesPath()
-    {
-        final PodTemplateSpec template = Manifests.only(documents, CronJob.class).getSpec().getJobTemplate().getSpec().getTemplate();
-        final Container backup = template.getSpec().getContainers().get(0);
-        final String script = backupScript(template, backup);
-        assertThat(script).as("backup.sh").contains("kubectl ");
-        assertThat(backup.getEnv()).as("the backup container keeps the image's PATH").noneMatch(env -> env.getName().equals("PATH"));
-
-        final List<String> path = dockerfile.path();
-        final VolumeMount tools = backup.getVolumeMounts().stream().filter(mount -> path.contains(mount.getMountPath()))
-            .findFirst().orElseThrow(() -> new AssertionError("no volume of the backup container is on the image's PATH " + path));
-        assertThat(path.indexOf(tools.getMountPath())).as("the tools directory comes after the image's own PATH")
-            .isGreaterThan(path.indexOf("${PATH}"));
-        final Volume volume = template.getSpec().getVolumes().stream().filter(v -> v.getName().equals(tools.getName()))
-            .findFirst().orElseThrow();
-        assertThat(volume.getEmptyDir()).as("volume " + volume.getName() + " is filled by an init container").isNotNull();
-
-        final List<Container> initContainers = template.getSpec().getInitContainers();
-        assertThat(initContainers).as("init containers of the backup pod").isNotEmpty();
-        final Container copier = initContainers.stream().filter(init -> init.getVolumeMounts() != null
-                && init.getVolumeMounts().stream().anyMatch(mount -> mount.getName().equals(volume.getName())))
-            .findFirst().orElseThrow(() -> new AssertionError("no init container fills volume " + volume.getName()));
-        final Matcher kubectlImage = KUBECTL_IMAGE.matcher(copier.getImage());
-        assertThat(kubectlImage.matches()).as("a pinned image with kubectl and a shell: " + copier.getImage()).isTrue();
-        assertThat(Integer.parseInt(kubectlImage.group(1))).as("a kubectl of 1.28+").isGreaterThanOrEqualTo(28);
-        final String mountInCopier = copier.getVolumeMounts().stream().filter(mount -> mount.getName().equals(volume.getName()))
-            .findFirst().orElseThrow().getMountPath();
-        // A shell runs the copy: the Kubernetes project's kubectl image is distroless (no shell, no cp), so the
-        // copier is an image that has both, and finds kubectl on its own PATH.
-        assertThat(copier.getCommand()).as("the init container's command")
-            .containsExactly("/bin/sh", "-c", "cp \"$(command -v kubectl)\" " + mountInCopier + "/kubectl");
-        assertThat(copier.getArgs()).as("the init container's args").isNullOrEmpty();
-    }
-
     @Test
     void theImageHoldsNoSecretsAndNoBuildTools() throws IOException
     {
@@ -417,17 +369,5 @@ class ImageAgreesWithManifestsTest
     {
         return container.getVolumeMounts() != null && container.getVolumeMounts().stream()
             .anyMatch(mount -> path.equals(mount.getMountPath()) || path.startsWith(mount.getMountPath() + "/"));
-    }
-
-    private static String backupScript(final PodTemplateSpec template, final Container backup)
-    {
-        final List<String> commandLine = dockerfile.commandLine(backup);
-        final String script = commandLine.get(commandLine.size() - 1);
-        final VolumeMount mount = backup.getVolumeMounts().stream().filter(m -> script.startsWith(m.getMountPath() + "/"))
-            .findFirst().orElseThrow(() -> new AssertionError("the backup script " + script + " is in no volume"));
-        final Volume volume = template.getSpec().getVolumes().stream().filter(v -> v.getName().equals(mount.getName()))
-            .findFirst().orElseThrow();
-        final ConfigMap scripts = Manifests.named(documents, ConfigMap.class, volume.getConfigMap().getName());
-        return scripts.getData().get(Path.of(script).getFileName().toString());
     }
 }

@@ -28,7 +28,9 @@ import java.util.stream.Stream;
  * away) and answers its checkpoint at once; the upload to the {@link BackupStore} runs afterwards on one thread of its
  * own, while the cluster goes on. It waits for the backup's cut in the store first: a cut the gateway never committed
  * (some partition failed) leaves nothing stored, and the staged links are deleted either way. The upload ends with the
- * partition's report ({@link PartitionUpload}): its objects with sizes and SHA-256, or why it failed.
+ * partition's report ({@link PartitionUpload}): its objects with sizes and SHA-256, or why it failed; the report is
+ * retried while the store does not answer, an upload stops once its backup failed, and a broker restarted mid-upload
+ * reports that upload failed (it is not resumed).
  * <p>
  * Thread-safe.
  */
@@ -36,6 +38,8 @@ public final class PartitionBackups implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionBackups.class);
     static final String STAGING = "backup-staging";
+    /** How long a partition's report is retried while the store does not answer (the gateway's upload timeout). */
+    static final java.time.Duration REPORT_RETRY = java.time.Duration.ofMinutes(30);
 
     private final int brokerId;
     private final BackupStore store;
@@ -59,14 +63,79 @@ public final class PartitionBackups implements AutoCloseable
             thread.setDaemon(true);
             return thread;
         });
+        // Links left by a broker that stopped mid-upload: that upload is gone; say so in the store, so its backup
+        // fails now rather than when the gateway gives up on it.
+        final List<long[]> interrupted = stagedCaptures(stagingRoot);
         try
         {
-            // Links left by a broker that stopped mid-upload: that upload is gone, its backup fails by its deadline.
             deleteTree(stagingRoot);
         }
         catch (final IOException e)
         {
             LOG.warn("broker {}: cannot delete the old backup staging directory {}", brokerId, stagingRoot, e);
+        }
+        for (final long[] capture : interrupted)
+        {
+            uploads.execute(() -> reportInterrupted(capture[0], (int)capture[1]));
+        }
+    }
+
+    /** Every {@code <id>/partition-<p>} under the staging root, as (backup id, partition id). */
+    private static List<long[]> stagedCaptures(final Path stagingRoot)
+    {
+        final List<long[]> captures = new ArrayList<>();
+        if (!Files.isDirectory(stagingRoot))
+        {
+            return captures;
+        }
+        try (Stream<Path> backups = Files.list(stagingRoot))
+        {
+            for (final Path backup : backups.toList())
+            {
+                try (Stream<Path> partitions = Files.list(backup))
+                {
+                    for (final Path partition : partitions.toList())
+                    {
+                        final String name = partition.getFileName().toString();
+                        if (name.startsWith("partition-"))
+                        {
+                            captures.add(new long[] {Long.parseLong(backup.getFileName().toString()),
+                                Integer.parseInt(name.substring("partition-".length()))});
+                        }
+                    }
+                }
+            }
+        }
+        catch (final IOException | NumberFormatException e)
+        {
+            LOG.warn("cannot read the old backup staging directory {}", stagingRoot, e);
+        }
+        return captures;
+    }
+
+    /** A capture this broker's previous run was uploading when it stopped: reported failed, unless already settled. */
+    private void reportInterrupted(final long backupId, final int partitionId)
+    {
+        try
+        {
+            final byte[] cutBytes = store.getBytes(BackupKeys.cut(backupId));
+            final BackupManifest cut = cutBytes == null ? null : BackupManifest.parse(cutBytes, BackupKeys.cut(backupId));
+            if (cut == null || cut.partition(partitionId) == null || cut.partition(partitionId).brokerId() != brokerId ||
+                store.getBytes(BackupKeys.upload(backupId, partitionId)) != null ||
+                store.getBytes(BackupKeys.manifest(backupId)) != null || store.getBytes(BackupKeys.failed(backupId)) != null)
+            {
+                return;
+            }
+            final String reason = "partition " + partitionId + " on broker " + brokerId + ": the broker stopped " +
+                "during the upload and was restarted; the upload is not resumed";
+            store.putBytes(BackupKeys.upload(backupId, partitionId), new PartitionUpload(partitionId, brokerId,
+                cut.partition(partitionId).checkpointPosition(), List.of(), reason).toBytes());
+            LOG.warn("broker {}: backup {}: {}", brokerId, backupId, reason);
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            LOG.warn("broker {}: backup {} of partition {}: cannot report its interrupted upload to the {}", brokerId,
+                backupId, partitionId, store.describe(), e);
         }
     }
 
@@ -122,6 +191,10 @@ public final class PartitionBackups implements AutoCloseable
             {
                 for (final Path file : captured.files())
                 {
+                    if (store.getBytes(BackupKeys.failed(backupId)) != null)
+                    {
+                        throw new IOException("backup " + backupId + " failed meanwhile; the rest is not uploaded");
+                    }
                     final String name = staging.relativize(file).toString().replace('\\', '/');
                     final BackupStore.StoredObject stored =
                         store.put(BackupKeys.partitionObject(backupId, partitionId, name), file);
@@ -138,7 +211,7 @@ public final class PartitionBackups implements AutoCloseable
                     "partition " + partitionId + " on broker " + brokerId + ": upload to the " + store.describe() +
                     " failed: " + e);
             }
-            store.putBytes(BackupKeys.upload(backupId, partitionId), report.toBytes());
+            putReport(backupId, partitionId, report);
         }
         catch (final IOException | RuntimeException e)
         {
@@ -152,6 +225,45 @@ public final class PartitionBackups implements AutoCloseable
         finally
         {
             deleteQuietly(staging);
+            try
+            {
+                Files.deleteIfExists(staging.getParent());
+            }
+            catch (final IOException e)
+            {
+                // another partition of this backup is still staged: the last one deletes the directory
+            }
+        }
+    }
+
+    /**
+     * Writes the partition's report, retrying with capped backoff while the store cannot take it (it may have stopped
+     * answering mid-upload, which is why the upload failed): without the report the backup would wait for the
+     * gateway's upload timeout.
+     */
+    private void putReport(final long backupId, final int partitionId, final PartitionUpload report)
+        throws IOException, InterruptedException
+    {
+        final long deadline = System.nanoTime() + REPORT_RETRY.toNanos();
+        long backoffMillis = 200;
+        while (true)
+        {
+            try
+            {
+                store.putBytes(BackupKeys.upload(backupId, partitionId), report.toBytes());
+                return;
+            }
+            catch (final IOException | RuntimeException e)
+            {
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis) > deadline)
+                {
+                    throw e;
+                }
+                LOG.warn("broker {}: backup {} of partition {}: cannot report to the {} yet, retrying in {} ms: {}",
+                    brokerId, backupId, partitionId, store.describe(), backoffMillis, e.toString());
+                Thread.sleep(backoffMillis);
+                backoffMillis = Math.min(backoffMillis * 2, 10_000);
+            }
         }
     }
 

@@ -65,6 +65,7 @@ public final class BackupService implements AutoCloseable
     private final AtomicBoolean cutInProgress = new AtomicBoolean();
     private final Set<Long> watched = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService watcher;
+    private final UploaderOutages outages;
 
     /**
      * @param uploadTimeout how long after its cut a backup may stay IN_PROGRESS: a partition whose broker has not
@@ -86,6 +87,7 @@ public final class BackupService implements AutoCloseable
         this.uploadTimeout = uploadTimeout;
         this.retentionMaxCount = retentionMaxCount;
         this.clock = clock;
+        this.outages = new UploaderOutages(topology, clock, UploaderOutages.DEFAULT_GRACE);
         this.watcher = Executors.newSingleThreadScheduledExecutor((r) ->
         {
             final Thread thread = new Thread(r, "sluice-backup-watcher");
@@ -295,6 +297,11 @@ public final class BackupService implements AutoCloseable
             {
                 return fail(cut, uploads, String.join("; ", failures));
             }
+            final String lost = lostUploads(cut, uploads);
+            if (lost != null)
+            {
+                return fail(cut, uploads, lost);
+            }
             if (uploads.size() < cut.partitions().size())
             {
                 return view(cut, BackupState.IN_PROGRESS, null, uploads);
@@ -318,6 +325,27 @@ public final class BackupService implements AutoCloseable
             throw new ManagementException(HttpStatus.INTERNAL_SERVER_ERROR, "backup " + backupId + " is unreadable: " +
                 e.getMessage());
         }
+    }
+
+    /**
+     * The partitions whose uploading broker went down before it reported (its upload died with its process), or null
+     * when there are none: such a backup can never complete, so it fails now rather than at the upload timeout.
+     */
+    private String lostUploads(final BackupManifest cut, final Map<Integer, PartitionUpload> uploads)
+    {
+        final List<String> lost = new ArrayList<>();
+        for (final PartitionCut partition : cut.partitions())
+        {
+            final long downSince = uploads.containsKey(partition.partitionId()) ? -1 :
+                outages.lostSince(partition.brokerId());
+            if (downSince >= 0)
+            {
+                lost.add("partition " + partition.partitionId() + " on broker " + partition.brokerId() + ": the " +
+                    "broker went down during the upload (no connection to it since " +
+                    Instant.ofEpochMilli(downSince) + ")");
+            }
+        }
+        return lost.isEmpty() ? null : String.join("; ", lost);
     }
 
     private BackupView fail(final BackupManifest cut, final Map<Integer, PartitionUpload> uploads, final String reason)
@@ -423,6 +451,14 @@ public final class BackupService implements AutoCloseable
 
     private void watch()
     {
+        try
+        {
+            outages.observe();
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.debug("backup watcher: cannot read the topology", e); // an exception would end the schedule
+        }
         for (final long id : List.copyOf(watched))
         {
             try

@@ -53,6 +53,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -76,6 +78,8 @@ import static org.assertj.core.api.Assertions.fail;
 class ContainerClusterIT
 {
     private static final String LABEL = "io.sluice.qa.test=ContainerClusterIT";
+    /** Where every broker and gateway container has the shared backup store (see {@link #backupStore}). */
+    private static final String BACKUP_STORE_IN_CONTAINERS = "/var/lib/sluice-backups";
     private static final Duration PODMAN_CALL = Duration.ofSeconds(90);
     private static final Duration STARTUP = SluiceCluster.STARTUP_TIMEOUT;
     private static final Duration QUIET_PERIOD = Duration.ofSeconds(3);
@@ -292,56 +296,25 @@ class ContainerClusterIT
     }
 
     /**
-     * backup-hook.sh in the image, with the CronJob's command, args, env and volumes: backup.sh from the ConfigMap,
-     * and the tools volume holding a kubectl stand-in where the init container puts the real one. The stand-in
-     * records its calls and holds {@code kubectl wait} until the test has seen exporting paused.
+     * The backup CronJob's container in the image ({@code admin backup take --wait} through the image's entrypoint),
+     * with its args, env, user and memory limit, against the gateway container: it ends 0 once the backup is
+     * COMPLETED, and exporting was never paused. The manifests leave the store to the operator (one every pod shares,
+     * such as an S3 bucket); the containers here share a host directory as the filesystem store
+     * ({@link #BACKUP_STORE_IN_CONTAINERS}).
      */
     @Test
     @Order(4)
-    void theBackupHookInTheImageAsTheCronJobRunsItPausesRunsTheBackupAndResumes() throws Exception
+    void theBackupCronJobInTheImageTakesABackupInOneCallAndEndsWhenItCompleted() throws Exception
     {
         final PodSpec pod = Manifests.only(manifests, CronJob.class).getSpec().getJobTemplate().getSpec().getTemplate().getSpec();
         final Container backup = pod.getContainers().get(0);
         final Path folder = Files.createDirectories(RUN.directory().resolve("backup"));
-        final Path signals = Files.createDirectories(folder.resolve("signals"));
-        Files.setPosixFilePermissions(signals, PosixFilePermissions.fromString("rwxrwxrwx"));
-        final String signalsInContainer = "/run/qa-signals";
+        final List<WrittenRecord> before = write("before-backup", 20);
 
         final List<String> runArgs = new ArrayList<>(List.of("run", "--rm", "--pull=never", "--network=host",
             "--label", LABEL, "--name", "sluice-qa-backup", "--user", user(pod.getSecurityContext().getRunAsUser(),
                 pod.getSecurityContext().getRunAsGroup()),
-            "--memory", podmanMemory(memoryLimit(backup)), "--cap-drop=ALL", "--security-opt=no-new-privileges",
-            "-v", signals + ":" + signalsInContainer));
-        for (final VolumeMount mount : backup.getVolumeMounts())
-        {
-            final Volume volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
-            final Path local = Files.createDirectories(folder.resolve("volumes").resolve(volume.getName()));
-            if (volume.getConfigMap() != null)
-            {
-                final Integer mode = volume.getConfigMap().getDefaultMode();
-                for (final Map.Entry<String, String> entry
-                    : Manifests.named(manifests, ConfigMap.class, volume.getConfigMap().getName()).getData().entrySet())
-                {
-                    final Path file = local.resolve(entry.getKey());
-                    Files.writeString(file, entry.getValue());
-                    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode != null && mode == 0555
-                        ? "r-xr-xr-x" : "r--r--r--"));
-                }
-            }
-            else if (volume.getEmptyDir() != null)
-            {
-                // the tools volume: the init container copies kubectl to <its mount>/kubectl; the stand-in takes its place
-                final Path kubectl = local.resolve("kubectl");
-                Files.writeString(kubectl, kubectlStandIn(signalsInContainer));
-                Files.setPosixFilePermissions(kubectl, PosixFilePermissions.fromString("rwxr-xr-x"));
-            }
-            else
-            {
-                fail("volume " + volume.getName() + " of the backup pod is neither a ConfigMap nor an emptyDir: " + volume);
-            }
-            Files.setPosixFilePermissions(local, PosixFilePermissions.fromString("rwxr-xr-x"));
-            runArgs.addAll(List.of("-v", local + ":" + mount.getMountPath() + (Boolean.TRUE.equals(mount.getReadOnly()) ? ":ro" : "")));
-        }
+            "--memory", podmanMemory(memoryLimit(backup)), "--cap-drop=ALL", "--security-opt=no-new-privileges"));
         for (final EnvVar variable : backup.getEnv())
         {
             final String value = variable.getValueFrom() != null && variable.getValueFrom().getSecretKeyRef() != null
@@ -349,49 +322,35 @@ class ContainerClusterIT
             assertThat(value).as("env " + variable.getName() + " of the backup container").isNotNull();
             runArgs.addAll(List.of("-e", variable.getName() + "=" + value));
         }
-        runArgs.add("--entrypoint");
-        runArgs.add(toJson(backup.getCommand()));
+        if (backup.getCommand() != null && !backup.getCommand().isEmpty())
+        {
+            runArgs.addAll(List.of("--entrypoint", toJson(backup.getCommand())));
+        }
         runArgs.add(image);
         for (final String arg : backup.getArgs())
         {
             // the gateway Service's management URL is the gateway container's management port on loopback
             runArgs.add(arg.matches("https?://sluice-gateway:\\d+") ? "http://127.0.0.1:" + managementPort : arg);
         }
-
-        final List<WrittenRecord> duringBackup = new ArrayList<>();
-        final Process hook = new ProcessBuilder(podmanCommand(runArgs))
-            .redirectOutput(folder.resolve("hook.out").toFile()).redirectError(folder.resolve("hook.err").toFile()).start();
+        final Path out = folder.resolve("job.out");
+        final Path err = folder.resolve("job.err");
+        final Process job = new ProcessBuilder(podmanCommand(runArgs)).redirectOutput(out.toFile())
+            .redirectError(err.toFile()).start();
         try
         {
-            Await.until("kubectl wait inside the backup container (stderr: " + folder.resolve("hook.err") + ")",
-                Duration.ofSeconds(120), () ->
-                {
-                    if (!hook.isAlive())
-                    {
-                        throw new AssertionError("the hook's container ended early, exit " + hook.exitValue() + ": " + read(folder.resolve("hook.err")));
-                    }
-                    return Files.exists(signals.resolve("waiting"));
-                });
-            awaitEveryPair("PAUSED");
-            final Map<Path, String> before = snapshot();
-            duringBackup.addAll(write("during-backup", 20));
-            Await.quietPeriod("the backup runs: nothing may be exported", QUIET_PERIOD);
-            assertThat(snapshot()).as("export files while the backup runs").containsExactlyInAnyOrderEntriesOf(before);
-            Files.createFile(signals.resolve("finish"));
-            assertThat(hook.waitFor(120, TimeUnit.SECONDS)).as("the hook's container ends").isTrue();
-            assertThat(hook.exitValue()).as("hook exit; stderr: %s", read(folder.resolve("hook.err"))).isZero();
+            assertThat(job.waitFor(180, TimeUnit.SECONDS)).as("the backup container ends").isTrue();
+            assertThat(job.exitValue()).as("exit; stdout: %s stderr: %s", read(out), read(err)).isZero();
         }
         finally
         {
-            hook.destroyForcibly();
+            job.destroyForcibly();
         }
+        final Matcher taken = Pattern.compile("backup (\\d+) IN_PROGRESS").matcher(read(out));
+        assertThat(taken.find()).as(read(out)).isTrue();
+        assertThat(read(out)).contains("backup " + taken.group(1) + " COMPLETED");
+        assertThat(client.get("/actuator/backups/" + taken.group(1)).json().path("state").asString()).isEqualTo("COMPLETED");
         awaitEveryPair("EXPORTING");
-        awaitExported(duringBackup);
-        final List<String> calls = Files.readAllLines(signals.resolve("calls"));
-        assertThat(calls).as("kubectl calls of backup.sh inside the image").first().asString().startsWith("get persistentvolumeclaims");
-        assertThat(calls).last().asString().startsWith("wait volumesnapshot");
-        assertThat(calls.stream().filter(call -> call.startsWith("apply")).count()).as("one snapshot per broker")
-            .isEqualTo(brokers.getSpec().getReplicas().longValue());
+        awaitExported(before);
     }
 
     // ---------------------------------------------------------------- containers as the manifests make them
@@ -421,6 +380,7 @@ class ContainerClusterIT
             "--stop-timeout", Long.toString(pod.getTerminationGracePeriodSeconds()),
             "-v", data + ":" + dataMount.getMountPath() + ":U"));
         options.addAll(secretMounts(brokerContainer, pod));
+        options.addAll(backupStore(env));
         start(brokerName(ordinal), brokerContainer, env, options);
     }
 
@@ -448,7 +408,28 @@ class ContainerClusterIT
             "--user", user(gatewayPod.getSecurityContext().getRunAsUser(), gatewayPod.getSecurityContext().getRunAsGroup()),
             "--stop-timeout", Long.toString(gatewayPod.getTerminationGracePeriodSeconds())));
         options.addAll(secretMounts(gatewayContainer, gatewayPod));
+        options.addAll(backupStore(env));
         start(gatewayName(), gatewayContainer, env, options);
+    }
+
+    /**
+     * Backups need a store that brokers and gateways share; the manifests leave it to the operator (an S3 bucket, say:
+     * each pod's own volume is none). Here every container mounts one host directory as the filesystem store.
+     */
+    private List<String> backupStore(final Map<String, String> env)
+    {
+        final Path local = RUN.directory().resolve("backups");
+        try
+        {
+            Files.createDirectories(local);
+            Files.setPosixFilePermissions(local, PosixFilePermissions.fromString("rwxrwxrwx"));
+        }
+        catch (final IOException e)
+        {
+            throw new UncheckedIOException(e);
+        }
+        env.put("SLUICE_BACKUP_FILESYSTEM_PATH", BACKUP_STORE_IN_CONTAINERS);
+        return List.of("-v", local + ":" + BACKUP_STORE_IN_CONTAINERS);
     }
 
     /**
@@ -683,28 +664,6 @@ class ContainerClusterIT
             json.append(i == 0 ? "" : ",").append('"').append(words.get(i).replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
         }
         return json.append(']').toString();
-    }
-
-    /** kubectl for backup.sh: one line a call in signals/calls; {@code wait} signals "waiting" and holds until "finish". */
-    private static String kubectlStandIn(final String signals)
-    {
-        return """
-            #!/bin/sh
-            # kubectl stand-in of ContainerClusterIT, run inside the sluice image by backup.sh
-            echo "$*" >> '%1$s/calls'
-            case "$1" in
-              get) for i in $(seq 0 $((SLUICE_BROKER_COUNT - 1))); do echo "persistentvolumeclaim/data-sluice-broker-$i"; done ;;
-              apply) cat > /dev/null; echo "volumesnapshot created" ;;
-              wait)
-                touch '%1$s/waiting'
-                i=0
-                while [ ! -e '%1$s/finish' ]; do
-                  i=$((i + 1)); if [ "$i" -gt 1200 ]; then echo "kubectl stand-in: never told to finish" >&2; exit 1; fi
-                  sleep 0.1
-                done
-                echo "condition met" ;;
-            esac
-            """.formatted(signals);
     }
 
     private static String read(final Path file)
