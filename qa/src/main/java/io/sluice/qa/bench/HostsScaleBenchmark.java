@@ -44,7 +44,9 @@ import java.util.UUID;
  * Headline ratio: p50(pause all pairs) / p50(pause one pair) across hosts. {@code join_hosts_over_loopback} compares
  * the joins. Needs root, {@code ip} and {@code nft}; skips with the reason otherwise. Layout overrides (for finding
  * what fits a machine): {@code -Dsluice.bench.hosts-scale.brokers=N}, {@code .partitions=N}, {@code .latency-ms=N},
- * {@code .loopback=false} (through BENCH_JAVA_OPTS).
+ * {@code .election-timeout=5s} ({@code sluice.broker.election-timeout} of every broker; the full run's default is
+ * {@value #FULL_SIZE_ELECTION_TIMEOUT}, the quick one's the broker's own), {@code .loopback=false} (through
+ * BENCH_JAVA_OPTS).
  */
 public final class HostsScaleBenchmark
 {
@@ -60,6 +62,13 @@ public final class HostsScaleBenchmark
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(120);
     private static final int RECORDS_WHILE_DOWN_PER_PARTITION = 2;
+    /**
+     * The full layout's Raft election timeout. With the broker's default 1 s, eight broker JVMs of 97 groups each on
+     * 2 cores never settled here: heartbeats starved by the boot (load average 120-140) made followers stand, and
+     * leaders changed ~100 times a minute for 8 minutes (terms past 56) before the run was stopped. Override with
+     * {@code -Dsluice.bench.hosts-scale.election-timeout=1s}.
+     */
+    private static final String FULL_SIZE_ELECTION_TIMEOUT = "5s";
 
     private HostsScaleBenchmark()
     {
@@ -71,8 +80,8 @@ public final class HostsScaleBenchmark
     }
 
     /** The sizes of one run. */
-    private record Layout(int brokers, int partitions, long latencyMs, int warmup, int rounds, int settleSeconds,
-        int idleSeconds, int restarts)
+    private record Layout(int brokers, int partitions, long latencyMs, String electionTimeout, int warmup, int rounds,
+        int settleSeconds, int idleSeconds, int restarts)
     {
         int pairs()
         {
@@ -103,12 +112,15 @@ public final class HostsScaleBenchmark
             setting(run, "brokers", run.quick() ? 3 : 8),
             setting(run, "partitions", run.quick() ? 12 : 256),
             setting(run, "latency_ms", 2),
+            System.getProperty(PROPERTY + "election-timeout", run.quick() ? "" : FULL_SIZE_ELECTION_TIMEOUT),
             run.choose("warmup_rounds", 1, 3),
             run.choose("rounds", 3, 10),
             run.choose("settle_seconds", 5, 30),
             run.choose("idle_seconds", 5, 30),
             run.choose("restarts", 1, 2));
         final boolean loopback = Boolean.parseBoolean(System.getProperty(PROPERTY + "loopback", "true"));
+        run.param("election_timeout", layout.electionTimeout().isEmpty() ? "the broker's default (1s)" :
+            layout.electionTimeout() + " (sluice.broker.election-timeout)");
         run.param("replication_factor", REPLICATION_FACTOR).param("pairs", layout.pairs())
             .param("replicas_per_broker", layout.pairs() / layout.brokers()).param("restarted_broker", RESTARTED)
             .param("latency", layout.latencyMs() + " ms each way on every link between namespaces, and bench to gateway")
@@ -156,6 +168,10 @@ public final class HostsScaleBenchmark
                 .partitions(layout.partitions()).replicationFactor(REPLICATION_FACTOR).token(TOKEN)
                 .requestTimeout(REQUEST_TIMEOUT).jvmOptions(JVM_OPTIONS)
                 .brokerProperty(ExportingSpans.SPAN_LOGGER, "DEBUG");
+            if (!layout.electionTimeout().isEmpty())
+            {
+                builder.brokerProperty("sluice.broker.election-timeout", layout.electionTimeout());
+            }
             final GatewayClient operator;
             if (acrossHosts)
             {
@@ -216,6 +232,7 @@ public final class HostsScaleBenchmark
             }
             else
             {
+                SluiceCluster.deleteRecursively(dir.resolve("cluster").resolve("data")); // ~1 GB of Raft logs at full size
                 System.err.println(NAME + ": " + phase + " failed; its logs stay in " + dir.resolve("cluster").resolve("logs"));
             }
         }
