@@ -62,6 +62,7 @@ public final class HostsScaleBenchmark
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(120);
     private static final int RECORDS_WHILE_DOWN_PER_PARTITION = 2;
+    private static final Duration BALANCE_WAIT = Duration.ofSeconds(90);
     /**
      * The full layout's Raft election timeout. With the broker's default 1 s, eight broker JVMs of 97 groups each on
      * 2 cores never settled here: heartbeats starved by the boot (load average 120-140) made followers stand, and
@@ -250,7 +251,7 @@ public final class HostsScaleBenchmark
         {
             cluster.awaitBrokerAvailable(b);
         }
-        cluster.awaitPreferredLeaders();
+        figures.put("partitions_not_on_preferred_broker_at_start", (double)awaitBalance(run, phase, cluster));
         figures.put("ready_s", (System.nanoTime() - startNs) / 1e9);
         run.log("%s: %d brokers × %d partitions × RF %d ready (leaders preferred, every pair known) in %.1f s", phase,
             layout.brokers(), layout.partitions(), REPLICATION_FACTOR, figures.get("ready_s"));
@@ -259,6 +260,43 @@ public final class HostsScaleBenchmark
         pauses(run, layout, phase, cluster, operator, figures);
         joins(run, layout, phase, cluster, figures);
         return figures;
+    }
+
+    /**
+     * Waits (bounded by {@link #BALANCE_WAIT}) until every partition is led by its preferred broker, as the brokers'
+     * automatic balance brings them back; returns how many were not. Not a failure: on 2 cores a few automatic
+     * transfers (500 ms each) kept timing out for minutes, and the pauses target every pair wherever its leader is.
+     */
+    private static int awaitBalance(final BenchmarkRun run, final String phase, final SluiceCluster cluster)
+        throws InterruptedException
+    {
+        final long deadline = System.nanoTime() + BALANCE_WAIT.toNanos();
+        int away = notOnPreferredBroker(cluster);
+        while (away > 0 && System.nanoTime() < deadline)
+        {
+            Thread.sleep(500);
+            away = notOnPreferredBroker(cluster);
+        }
+        if (away > 0)
+        {
+            run.log("%s: %d partitions still led away from their preferred broker after %d s; going on", phase, away,
+                BALANCE_WAIT.toSeconds());
+        }
+        return away;
+    }
+
+    private static int notOnPreferredBroker(final SluiceCluster cluster)
+    {
+        int away = 0;
+        for (final tools.jackson.databind.JsonNode partition :
+            cluster.management("GET", "/actuator/partitions", null).json().path("partitions"))
+        {
+            if (partition.path("leaderId").asInt(-1) != partition.path("preferredLeaderId").asInt(-2))
+            {
+                away++;
+            }
+        }
+        return away;
     }
 
     /** CPU over a window with no calls: the brokers' per replica, the gateway's, this JVM's, the machine's. */
@@ -374,7 +412,7 @@ public final class HostsScaleBenchmark
                     "every replica caught up %.2f s (Spring context %.2f s)", phase, i + 1, RESTARTED,
                 times.listeningNs() / 1e9, times.reachableNs() / 1e9, times.availableNs() / 1e9,
                 times.caughtUpNs() / 1e9, times.springSeconds());
-            cluster.awaitPreferredLeaders(); // the next join starts from a balanced cluster, as a rolling restart would
+            awaitBalance(run, phase, cluster); // the next join starts from a balanced cluster, as a rolling restart would
         }
         final String[] names = {"listening", "reachable", "available", "caught_up"};
         for (int k = 0; k < names.length; k++)
