@@ -26,6 +26,8 @@ if [ "${SLUICE_BENCH_BUILD:-all}" != "none" ]; then
   fi
 fi
 
+# the cluster benchmarks' children refuse unknown SLUICE_* settings in their environment
+unset SLUICE_BENCH_BUILD
 classpath_file="qa/target/bench-classpath.txt"
 [ -f "$classpath_file" ] || { echo "bench.sh: $classpath_file missing: build qa first" >&2; exit 1; }
 if [ ! -f "qa/target/classes/io/sluice/qa/bench/${class}.class" ]; then

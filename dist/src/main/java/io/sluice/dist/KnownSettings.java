@@ -48,6 +48,7 @@ public final class KnownSettings implements ApplicationListener<ApplicationEnvir
         "sluice.broker.node-id",
         "sluice.broker.snapshot-threshold",
         "sluice.broker.segment-size",
+        "sluice.broker.election-timeout",
         "sluice.broker.disk.high-watermark",
         "sluice.broker.disk.free-space-reserve",
         "sluice.gateway.request-timeout",

@@ -106,11 +106,17 @@ public class SluiceProperties
         return configs;
     }
 
+    /** Shortest and longest {@code sluice.broker.election-timeout} (its maximum is twice it). */
+    static final java.time.Duration ELECTION_TIMEOUT_MIN = java.time.Duration.ofMillis(100);
+    static final java.time.Duration ELECTION_TIMEOUT_MAX = java.time.Duration.ofMinutes(1);
+
     /**
      * {@code config} with {@code sluice.broker.snapshot-threshold} (Raft entries between snapshots, each of which seals
      * the record log's segment and compacts what every exporter acknowledged) and {@code sluice.broker.segment-size}
      * (the record log's segment size, e.g. {@code 64MB}; compaction deletes whole segments, so a small volume wants
-     * small ones) where they are set, and {@code sluice.broker.disk.*} (when the broker refuses appends for its disk).
+     * small ones) where they are set, {@code sluice.broker.disk.*} (when the broker refuses appends for its disk), and
+     * {@code sluice.broker.election-timeout} (the Raft election timeout's minimum, its maximum twice that; leaders
+     * heartbeat every half of it).
      *
      * @throws InvalidClusterConfigException naming the setting when a value cannot work.
      */
@@ -143,7 +149,8 @@ public class SluiceProperties
                     "' is not a size from 1KB to 2GB (e.g. 64MB)");
             }
         }
-        return config.withSnapshots(threshold, segmentBytes).withDiskWatermark(broker.diskWatermark());
+        return broker.withElectionTimeout(
+            config.withSnapshots(threshold, segmentBytes).withDiskWatermark(broker.diskWatermark()));
     }
 
     public static class BrokerSettings
@@ -154,6 +161,38 @@ public class SluiceProperties
         private Long snapshotThreshold;
         /** The record log's segment size ({@code 64MB}); unset: the broker's default. */
         private String segmentSize;
+        /**
+         * The Raft election timeout's minimum (maximum: twice it) of every group; unset: the broker's default (1s). Leaders
+         * heartbeat every follower of every group every half of it, so a longer one costs less CPU at rest and a crashed
+         * leader's partitions wait longer for a new one; one that CPU starvation outlasts makes leaders change.
+         */
+        private java.time.Duration electionTimeout;
+
+        public java.time.Duration getElectionTimeout()
+        {
+            return electionTimeout;
+        }
+
+        public void setElectionTimeout(final java.time.Duration electionTimeout)
+        {
+            this.electionTimeout = electionTimeout;
+        }
+
+        /** {@code config} with this election timeout, or as it is when unset. */
+        io.sluice.broker.BrokerConfig withElectionTimeout(final io.sluice.broker.BrokerConfig config)
+        {
+            if (electionTimeout == null)
+            {
+                return config;
+            }
+            if (electionTimeout.compareTo(ELECTION_TIMEOUT_MIN) < 0 || electionTimeout.compareTo(ELECTION_TIMEOUT_MAX) > 0)
+            {
+                throw new InvalidClusterConfigException("sluice.broker.election-timeout", "'" + electionTimeout.toMillis() +
+                    "ms' is not from " + ELECTION_TIMEOUT_MIN.toMillis() + "ms to " + ELECTION_TIMEOUT_MAX.toSeconds() +
+                    "s (e.g. 1s; the maximum is twice it)");
+            }
+            return config.withElectionTimeout(electionTimeout, electionTimeout.multipliedBy(2));
+        }
 
         public Long getSnapshotThreshold()
         {

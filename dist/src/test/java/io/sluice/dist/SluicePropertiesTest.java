@@ -47,4 +47,30 @@ final class SluicePropertiesTest
         assertThatThrownBy(() -> sluice.withStorage(defaults(sluice)))
             .hasMessageStartingWith("sluice.broker.snapshot-threshold: '0' is not a positive number");
     }
+
+    @Test
+    void anElectionTimeoutReachesEveryGroupWithTwiceItAsTheMaximum()
+    {
+        final SluiceProperties sluice = new SluiceProperties();
+        final BrokerConfig unset = sluice.withStorage(defaults(sluice));
+        assertThat(unset.electionTimeoutMin()).isEqualTo(defaults(sluice).electionTimeoutMin());
+        assertThat(unset.electionTimeoutMax()).isEqualTo(defaults(sluice).electionTimeoutMax());
+        sluice.getBroker().setElectionTimeout(java.time.Duration.ofSeconds(5));
+        final BrokerConfig set = sluice.withStorage(defaults(sluice));
+        assertThat(set.electionTimeoutMin()).isEqualTo(java.time.Duration.ofSeconds(5));
+        assertThat(set.electionTimeoutMax()).isEqualTo(java.time.Duration.ofSeconds(10));
+    }
+
+    @Test
+    void anElectionTimeoutOutOfRangeNamesItsSetting()
+    {
+        final SluiceProperties sluice = new SluiceProperties();
+        sluice.getBroker().setElectionTimeout(java.time.Duration.ofMillis(50));
+        assertThatThrownBy(() -> sluice.withStorage(defaults(sluice)))
+            .isInstanceOf(InvalidClusterConfigException.class)
+            .hasMessageStartingWith("sluice.broker.election-timeout: '50ms' is not from 100ms to 60s");
+        sluice.getBroker().setElectionTimeout(java.time.Duration.ofMinutes(2));
+        assertThatThrownBy(() -> sluice.withStorage(defaults(sluice)))
+            .hasMessageStartingWith("sluice.broker.election-timeout: '120000ms' is not from 100ms to 60s");
+    }
 }

@@ -21,7 +21,8 @@ import java.util.Map;
 public final class FollowerSync
 {
     /**
-     * A follower counts as in sync when the leader heard from it this recently and its commit index is at most
+     * A follower counts as in sync when the leader heard from it this recently (or within the group's minimum election
+     * timeout, when that is longer: {@link #maxRpcAgeMs}) and its commit index is at most
      * {@link #IN_SYNC_MAX_LAG_ENTRIES} behind the leader's: Ratis blocks writes while a transfer waits for the
      * transferee to catch up, so only a replica that is nearly there is worth handing the leadership to.
      */
@@ -41,7 +42,7 @@ public final class FollowerSync
 
     /**
      * Why the replica on {@code otherBrokerId} is not in sync as this leader sees it, or null when it is: the
-     * leader heard from it within {@value #IN_SYNC_MAX_RPC_AGE_MS} ms and its commit index is at most
+     * leader heard from it within {@link #maxRpcAgeMs} and its commit index is at most
      * {@value #IN_SYNC_MAX_LAG_ENTRIES} entries behind the leader's.
      */
     public String outOfSyncReason(final int otherBrokerId)
@@ -68,7 +69,7 @@ public final class FollowerSync
         {
             return "broker " + otherBrokerId + " is not a follower of partition " + partitionId;
         }
-        if (rpcAgeMs > IN_SYNC_MAX_RPC_AGE_MS)
+        if (rpcAgeMs > maxRpcAgeMs(division))
         {
             return "broker " + otherBrokerId + " has not answered the leader of partition " + partitionId + " for " +
                 rpcAgeMs + " ms";
@@ -106,7 +107,7 @@ public final class FollowerSync
         return -1;
     }
 
-    /** Whether this leader heard from any follower within {@code within}. */
+    /** Whether this leader heard from any follower within {@code within} (at least within {@link #maxRpcAgeMs}). */
     public boolean hasAnsweringFollower(final Duration within)
     {
         final RaftServer.Division division = partition.member().openDivision();
@@ -115,8 +116,20 @@ public final class FollowerSync
             return false;
         }
         final RoleInfoProto role = division.getInfo().getRoleInfoProto();
+        final long bound = Math.max(within.toMillis(), maxRpcAgeMs(division));
         return role.hasLeaderInfo() && role.getLeaderInfo().getFollowerInfoList().stream()
-            .anyMatch((follower) -> follower.getLastRpcElapsedTimeMs() <= within.toMillis());
+            .anyMatch((follower) -> follower.getLastRpcElapsedTimeMs() <= bound);
+    }
+
+    /**
+     * How long ago the leader may last have heard from a follower that keeps up: {@value #IN_SYNC_MAX_RPC_AGE_MS} ms, or
+     * the group's minimum election timeout when that is longer ({@code sluice.broker.election-timeout}). An idle
+     * leader talks to a follower only every half of that timeout (its heartbeat), so with a fixed bound below it an
+     * idle follower would never count as in sync: no automatic balance, no controlled handover to it.
+     */
+    static long maxRpcAgeMs(final RaftServer.Division division)
+    {
+        return Math.max(IN_SYNC_MAX_RPC_AGE_MS, division.properties().minRpcTimeoutMs());
     }
 
     /**

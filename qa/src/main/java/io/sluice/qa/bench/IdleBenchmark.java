@@ -51,8 +51,6 @@ public final class IdleBenchmark
 {
     private static final int BROKERS = 3;
     private static final int REPLICATION_FACTOR = 3;
-    /** Clock ticks a second of {@code /proc/<pid>/stat}'s utime and stime (USER_HZ: 100 on Linux). */
-    private static final double TICKS_PER_SECOND = 100.0;
     private static final int FAMILIES_REPORTED = 8;
     /** HotSpot's compiler threads: still compiling after the settle time, and noise to a comparison of two sides. */
     private static final String JIT_FAMILY = "c_compilerthread";
@@ -262,12 +260,11 @@ public final class IdleBenchmark
 
         static IdleCpu measure(final long pid, final int seconds) throws IOException, InterruptedException
         {
-            final Path stat = Path.of("/proc", Long.toString(pid), "stat");
-            final long processBefore = ticks(stat);
+            final long processBefore = ProcCpu.ticks(pid);
             final Map<String, ThreadCpu> before = threadCpu(pid);
             final long startNs = System.nanoTime();
             Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
-            final long processAfter = ticks(stat);
+            final long processAfter = ProcCpu.ticks(pid);
             final double elapsed = (System.nanoTime() - startNs) / 1e9;
             final Map<String, ThreadCpu> after = threadCpu(pid);
             final Map<String, Double> byFamily = new HashMap<>();
@@ -278,7 +275,7 @@ public final class IdleBenchmark
                 byFamily.merge(now.family(), used / 1000 / elapsed, Double::sum);
             });
             byFamily.values().removeIf(cores -> cores <= 0);
-            return new IdleCpu((processAfter - processBefore) / TICKS_PER_SECOND / elapsed, after.size(),
+            return new IdleCpu((processAfter - processBefore) / ProcCpu.TICKS_PER_SECOND / elapsed, after.size(),
                 new LinkedHashMap<>(byFamily));
         }
 
@@ -316,14 +313,6 @@ public final class IdleBenchmark
             final String family = name.replaceAll("group-[0-9A-Fa-f]+", "group").replaceAll("[0-9]+", "")
                 .replaceAll("[^A-Za-z]+", "_").replaceAll("^_|_$", "").toLowerCase(java.util.Locale.ROOT);
             return family.isEmpty() ? "unnamed" : family;
-        }
-
-        /** utime + stime of a {@code stat} file (fields 14 and 15, counted after the parenthesised name). */
-        private static long ticks(final Path stat) throws IOException
-        {
-            final String line = Files.readString(stat, StandardCharsets.UTF_8);
-            final String[] fields = line.substring(line.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
         }
     }
 }

@@ -1,22 +1,11 @@
 package io.sluice.qa.bench;
 
-import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.qa.cluster.ClassDataSharing;
-import io.sluice.qa.cluster.ExportingStatus;
-import io.sluice.qa.cluster.HttpAnswer;
-import io.sluice.qa.cluster.PairState;
 import io.sluice.qa.cluster.SluiceCluster;
-import tools.jackson.databind.JsonNode;
 
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * How quickly a broker is back (issue 30): a running cluster of separate JVMs (3 brokers × 64 partitions × RF 3, a
@@ -37,7 +26,6 @@ public final class StartupBenchmark
     private static final int REPLICATION_FACTOR = 3;
     private static final java.util.List<String> JVM_OPTIONS = java.util.List.of("-Xms128m", "-Xmx512m", "-Xshare:auto");
     private static final Duration TIMEOUT = Duration.ofMinutes(3);
-    private static final Pattern SPRING_STARTED = Pattern.compile("Started \\S+ in ([0-9.]+) seconds");
 
     private StartupBenchmark()
     {
@@ -76,29 +64,14 @@ public final class StartupBenchmark
             final long[] reachable = new long[restarts];
             final long[] available = new long[restarts];
             final double[] springSeconds = new double[restarts];
+            final BrokerJoin join = new BrokerJoin(cluster, RESTARTED, TIMEOUT);
             for (int i = 0; i < restarts; i++)
             {
-                cluster.stopBroker(RESTARTED);
-                awaitReachable(cluster, false);
-                final long logBefore = Files.size(cluster.broker(RESTARTED).logFile());
-                final long startNs = System.nanoTime();
-                cluster.startBroker(RESTARTED);
-                final InetSocketAddress command = cluster.brokerCommandAddress(RESTARTED);
-                while (!accepts(command))
-                {
-                    deadline(startNs, "broker " + RESTARTED + " listening on " + command);
-                    Thread.sleep(5);
-                }
-                listening[i] = System.nanoTime() - startNs;
-                awaitReachable(cluster, true);
-                reachable[i] = System.nanoTime() - startNs;
-                while (!everyPairKnown(cluster))
-                {
-                    deadline(startNs, "every pair of broker " + RESTARTED + " known to the gateway");
-                    Thread.sleep(20);
-                }
-                available[i] = System.nanoTime() - startNs;
-                springSeconds[i] = springStarted(cluster.broker(RESTARTED).logFile(), logBefore);
+                final BrokerJoin.Times times = join.restart(() -> { });
+                listening[i] = times.listeningNs();
+                reachable[i] = times.reachableNs();
+                available[i] = times.availableNs();
+                springSeconds[i] = times.springSeconds();
                 run.log("restart %d: listening %.2f s, reachable %.2f s, available %.2f s (Spring context started in %.2f s)",
                     i + 1, listening[i] / 1e9, reachable[i] / 1e9, available[i] / 1e9, springSeconds[i]);
                 // The next restart starts from a balanced cluster, as a rolling restart would.
@@ -122,69 +95,5 @@ public final class StartupBenchmark
         {
             SluiceCluster.deleteRecursively(dir);
         }
-    }
-
-    private static boolean accepts(final InetSocketAddress address)
-    {
-        try (Socket socket = new Socket())
-        {
-            socket.connect(address, 200);
-            return true;
-        }
-        catch (final IOException e)
-        {
-            return false;
-        }
-    }
-
-    private static void deadline(final long startNs, final String what)
-    {
-        if (System.nanoTime() - startNs > TIMEOUT.toNanos())
-        {
-            throw new IllegalStateException("not within " + TIMEOUT.toSeconds() + " s: " + what);
-        }
-    }
-
-    private static void awaitReachable(final SluiceCluster cluster, final boolean wanted) throws InterruptedException
-    {
-        final long startNs = System.nanoTime();
-        while (true)
-        {
-            final HttpAnswer answer = cluster.management("GET", "/actuator/partitions", null);
-            if (answer.status() == 200)
-            {
-                for (final JsonNode broker : answer.json().path("brokers"))
-                {
-                    if (broker.path("brokerId").asInt(-1) == RESTARTED && broker.path("reachable").asBoolean(!wanted) == wanted)
-                    {
-                        return;
-                    }
-                }
-            }
-            deadline(startNs, "broker " + RESTARTED + (wanted ? " reachable" : " unreachable") + " in /actuator/partitions");
-            Thread.sleep(20);
-        }
-    }
-
-    private static boolean everyPairKnown(final SluiceCluster cluster)
-    {
-        final ExportingStatus status = cluster.client().exporting();
-        for (final PartitionReplica pair : cluster.pairsOf(RESTARTED))
-        {
-            final Optional<PairState> state = status.pair(pair.brokerId(), pair.partitionId());
-            if (state.isEmpty() || state.get().state() == null || "UNKNOWN".equals(state.get().state()))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** The Spring context's start in seconds, from the broker's log after {@code offset}; -1 when not found. */
-    private static double springStarted(final Path log, final long offset) throws IOException
-    {
-        final String text = Files.readString(log);
-        final Matcher matcher = SPRING_STARTED.matcher(text.substring((int)Math.min(offset, text.length())));
-        return matcher.find() ? Double.parseDouble(matcher.group(1)) : -1;
     }
 }

@@ -148,6 +148,12 @@ public final class LatencyProxy implements AutoCloseable
         return (long)(random.nextDouble() * jitterMillis);
     }
 
+    /** Connections it accepted and forwarded so far. */
+    public long connections()
+    {
+        return connections.get();
+    }
+
     /** What it carried so far, for the run's log: a delay nothing went through proves nothing. */
     public String carried()
     {

@@ -227,12 +227,9 @@ public final class NetworkLab implements AutoCloseable
      */
     public synchronized void redirect(final String from, final String to, final int port, final InetSocketAddress via)
     {
-        final String target = address(to).getHostAddress();
-        inside(from, "nft", "add", "rule", "ip", NAT_TABLE, "output", "ip", "daddr", target, "tcp", "dport",
-            Integer.toString(port), "dnat", "to", via.getAddress().getHostAddress() + ":" + via.getPort());
-        inside(from, "nft", "add", "rule", "inet", TABLE, "output", "ip", "daddr", target, "tcp", "dport",
-            Integer.toString(port), "reject", "with", "tcp", "reset");
-        redirected.add(from);
+        steer(from, to, port, via);
+        inside(from, "nft", "add", "rule", "inet", TABLE, "output", "ip", "daddr", address(to).getHostAddress(), "tcp",
+            "dport", Integer.toString(port), "reject", "with", "tcp", "reset");
         try
         {
             Thread.sleep(300); // the open connections send something and are reset meanwhile (heartbeats: ~100 ms)
@@ -242,6 +239,18 @@ public final class NetworkLab implements AutoCloseable
             Thread.currentThread().interrupt();
         }
         inside(from, "nft", "flush", "chain", "inet", TABLE, "output");
+    }
+
+    /**
+     * From now on {@code from}'s new connections to {@code to}'s {@code port} go to {@code via} instead (a DNAT rule in
+     * {@code from}'s namespace); connections open now are left alone, so call it before the processes start (the
+     * hosts-scale benchmark delays every link this way). Undone by {@link #heal()}.
+     */
+    public synchronized void steer(final String from, final String to, final int port, final InetSocketAddress via)
+    {
+        inside(from, "nft", "add", "rule", "ip", NAT_TABLE, "output", "ip", "daddr", address(to).getHostAddress(), "tcp",
+            "dport", Integer.toString(port), "dnat", "to", via.getAddress().getHostAddress() + ":" + via.getPort());
+        redirected.add(from);
     }
 
     /** Every rule gone: every host hears every other again, and no connection is redirected any more. */
