@@ -42,8 +42,7 @@ class BackupGaugesTest
             List.of(new BackupManifest.PartitionCut(1, 0, 50, Map.of(), List.of())));
         store.putBytes(BackupKeys.cut(6), cut6.toBytes());
         final BackupService service = new BackupService(
-            (broker, partition, id, timeout) -> CompletableFuture.failedFuture(new IllegalStateException("unused")),
-            null, store, Duration.ofSeconds(5), Duration.ofMinutes(30), null, clock);
+            null, null, store, Duration.ofSeconds(5), Duration.ofMinutes(30), null, clock);
         try
         {
             final StaticListableBeanFactory beans = new StaticListableBeanFactory(Map.of("backups", service,
