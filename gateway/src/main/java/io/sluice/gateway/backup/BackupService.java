@@ -292,10 +292,11 @@ public final class BackupService implements AutoCloseable
             });
         }
 
-        /** Within the hold's lease, leaving the captures their request timeout. */
+        /** Within the hold's lease, leaving the captures their time (their request timeout, at most a third of it). */
         private CompletableFuture<List<SinkCut>> takeSinkSnapshots()
         {
-            final long leftMillis = holdTimeout.toMillis() - (clock.millis() - createdAt) - requestTimeout.toMillis();
+            final long leftMillis = holdTimeout.toMillis() - (clock.millis() - createdAt) -
+                Math.min(requestTimeout.toMillis(), holdTimeout.toMillis() / 3);
             final Duration timeout = Duration.ofMillis(Math.max(1_000, leftMillis));
             return anyBroker("the sink snapshots of backup " + backupId,
                 (broker, ignored) -> client.sinkSnapshots(broker, backupId, true, timeout))
