@@ -1,6 +1,8 @@
 package io.sluice.broker;
 
 import io.sluice.broker.backup.PartitionBackups;
+import io.sluice.broker.backup.SinkBackups;
+import io.sluice.broker.control.BackupHolds;
 import io.sluice.protocol.backup.BackupStore;
 import io.sluice.protocol.backup.FilesystemBackupStore;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
@@ -99,6 +101,8 @@ public final class Broker implements AutoCloseable
     private final LeaderBalancer balancer;
     private final DiskGuard diskGuard;
     private final PartitionBackups backups;
+    private final BackupHolds backupHolds;
+    private final SinkBackups sinkBackups;
     /** {@code sluice.backup.filesystem.path}'s default (CONTRACT §8). */
     public static final String DEFAULT_BACKUP_PATH = "./sluice-backups";
     /** Per partition, the exported position at which {@link #compactForDisk} last asked for a snapshot. */
@@ -118,10 +122,14 @@ public final class Broker implements AutoCloseable
         final EmptyReplicaNudger emptyReplicaNudger,
         final ClusterTls tls,
         final DiskGuard diskGuard,
-        final PartitionBackups backups)
+        final PartitionBackups backups,
+        final BackupHolds backupHolds,
+        final SinkBackups sinkBackups)
     {
         this.diskGuard = diskGuard;
         this.backups = backups;
+        this.backupHolds = backupHolds;
+        this.sinkBackups = sinkBackups;
         this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
             System::nanoTime);
         this.config = config;
@@ -260,12 +268,14 @@ public final class Broker implements AutoCloseable
                 new ExportingControl(nodeId, control, partitions, config.adminTimeout());
             final BackfillClaims backfillClaims = new BackfillClaims(nodeId, control, config.exporters().keySet(),
                 config.adminTimeout(), Clock.systemUTC());
+            final BackupHolds backupHolds = new BackupHolds(nodeId, control, partitions, config.adminTimeout());
+            final SinkBackups sinkBackups = new SinkBackups(nodeId, config.dataDir(), config.exporters(), registry);
 
             try
             {
                 transport = TransportServer.start(commandAddress,
                     new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
-                        adminExecutor, diskGuard, backups),
+                        adminExecutor, diskGuard, backups, backupHolds, sinkBackups),
                     TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
             }
             catch (final TransportException e)
@@ -276,7 +286,7 @@ public final class Broker implements AutoCloseable
                 adminExecutor,
                 raftServer, transport,
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard,
-                backups);
+                backups, backupHolds, sinkBackups);
             scheduler.scheduleWithFixedDelay(broker::checkLeadership, 250, 250, TimeUnit.MILLISECONDS);
             scheduler.scheduleWithFixedDelay(broker::compactForDisk, 2, 2, TimeUnit.SECONDS);
             scheduler.scheduleWithFixedDelay(diskGuard::refresh, 250, 250, TimeUnit.MILLISECONDS);
@@ -471,7 +481,7 @@ public final class Broker implements AutoCloseable
     public CommandApi commandApi()
     {
         return new CommandApi(config.nodeId(), config.distribution(), partitions, control, exportingControl, backfillClaims,
-            adminExecutor, diskGuard, backups);
+            adminExecutor, diskGuard, backups, backupHolds, sinkBackups);
     }
 
     /** Watches this broker's data directory's volume; refuses appends past the disk watermark. */
@@ -565,6 +575,7 @@ public final class Broker implements AutoCloseable
         scheduler.shutdownNow();
         adminExecutor.shutdownNow();
         backups.close();
+        sinkBackups.close();
         try
         {
             scheduler.awaitTermination(5, TimeUnit.SECONDS);

@@ -1,7 +1,10 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.backup.PartitionBackups;
+import io.sluice.broker.control.BackupHold;
+import io.sluice.broker.errors.PartitionException;
 import io.sluice.broker.partition.Partition;
+import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.BackupPartitionRequestDecoder;
 import io.sluice.protocol.transport.ResponseChannel;
 
@@ -44,12 +47,34 @@ final class BackupPartitionHandler extends DecodingHandler<BackupPartitionReques
         {
             return;
         }
+        // The positions captured are the ones the backup's sink snapshots hold only while its hold is in place: checked
+        // before the capture and after it (a hold that ended meanwhile may have let a position move into the capture).
+        if (!context.backupHolds.holds(backupId))
+        {
+            context.respondError(response, partitionId, holdGone(partitionId, backupId));
+            return;
+        }
         final long timeoutMs = SNAPSHOT_TIMEOUT_MS;
         final CompletableFuture<PartitionBackups.Captured> captured = context.onAdminExecutor(partitionId, response,
-            () -> context.backups.capture(partition, backupId, timeoutMs));
+            () -> context.backups.capture(partition, backupId, timeoutMs).thenApply((c) ->
+            {
+                if (!context.backupHolds.holds(backupId))
+                {
+                    throw holdGone(partitionId, backupId);
+                }
+                return c;
+            }));
         if (captured != null)
         {
             context.respondWhenDone(captured, response, partitionId, ResponseWriters::backupPartition);
         }
+    }
+
+    private PartitionException holdGone(final int partitionId, final long backupId)
+    {
+        final BackupHold held = context.backupHolds.held();
+        return new PartitionException(ErrorCode.CONFLICT, partitionId, -1, context.pair(partitionId) +
+            ": the hold of backup " + backupId + " is not in place (" + (held == null ? "no hold: it ended or its " +
+            "lease ran out" : "backup " + held.backupId() + " holds") + ")");
     }
 }

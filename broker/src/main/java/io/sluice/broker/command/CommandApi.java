@@ -1,6 +1,8 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.backup.PartitionBackups;
+import io.sluice.broker.backup.SinkBackups;
+import io.sluice.broker.control.BackupHolds;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
@@ -48,10 +50,12 @@ public final class CommandApi implements RequestHandler
         final BackfillClaims backfillClaims,
         final Executor adminExecutor,
         final DiskGuard diskGuard,
-        final PartitionBackups backups)
+        final PartitionBackups backups,
+        final BackupHolds backupHolds,
+        final SinkBackups sinkBackups)
     {
         this(brokerId, distribution, partitions, control, exportingControl, backfillClaims, adminExecutor,
-            Clock.systemUTC(), diskGuard, backups);
+            Clock.systemUTC(), diskGuard, backups, backupHolds, sinkBackups);
     }
 
     /** @param clock bounds exporting state versions: one beyond this clock plus {@link AdminLimits#MAX_VERSION_AHEAD} is refused. */
@@ -65,11 +69,13 @@ public final class CommandApi implements RequestHandler
         final Executor adminExecutor,
         final Clock clock,
         final DiskGuard diskGuard,
-        final PartitionBackups backups)
+        final PartitionBackups backups,
+        final BackupHolds backupHolds,
+        final SinkBackups sinkBackups)
     {
         this.brokerId = brokerId;
         this.context = new CommandContext(brokerId, distribution, partitions, control, exportingControl, backfillClaims,
-            adminExecutor, clock, diskGuard, backups);
+            adminExecutor, clock, diskGuard, backups, backupHolds, sinkBackups);
         for (final CommandHandler handler : handlers(context))
         {
             handlers.put(handler.templateId(), handler);
@@ -90,7 +96,9 @@ public final class CommandApi implements RequestHandler
             new BackfillCancelHandler(context),
             new RebalanceHandler(context),
             new ExportersStatusHandler(context),
-            new BackupPartitionHandler(context));
+            new BackupPartitionHandler(context),
+            new BackupHoldHandler(context),
+            new SinkSnapshotsHandler(context));
     }
 
     @Override

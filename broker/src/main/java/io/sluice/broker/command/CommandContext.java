@@ -3,6 +3,8 @@ package io.sluice.broker.command;
 import io.sluice.broker.backfill.BackfillCommandHandler;
 import io.sluice.broker.backfill.BackfillMessages;
 import io.sluice.broker.backup.PartitionBackups;
+import io.sluice.broker.backup.SinkBackups;
+import io.sluice.broker.control.BackupHolds;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
@@ -46,6 +48,10 @@ final class CommandContext
     final DiskGuard diskGuard;
     /** Null in a broker without backups: a backup request is refused then. */
     final PartitionBackups backups;
+    /** Backups' holds on acknowledgements, in the control group. */
+    final BackupHolds backupHolds;
+    /** Null in a broker without backups: a sink snapshot request is refused then. */
+    final SinkBackups sinkBackups;
 
     CommandContext(
         final int brokerId,
@@ -57,7 +63,9 @@ final class CommandContext
         final Executor adminExecutor,
         final Clock clock,
         final DiskGuard diskGuard,
-        final PartitionBackups backups)
+        final PartitionBackups backups,
+        final BackupHolds backupHolds,
+        final SinkBackups sinkBackups)
     {
         this.brokerId = brokerId;
         this.distribution = distribution;
@@ -69,6 +77,8 @@ final class CommandContext
         this.clock = clock;
         this.diskGuard = diskGuard;
         this.backups = backups;
+        this.backupHolds = backupHolds;
+        this.sinkBackups = sinkBackups;
     }
 
     /** "partition 3 on broker 1", how errors name a pair. */

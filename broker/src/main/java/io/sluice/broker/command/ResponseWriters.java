@@ -1,6 +1,10 @@
 package io.sluice.broker.command;
 
 import io.sluice.broker.backup.PartitionBackups;
+import io.sluice.broker.backup.SinkBackups;
+import io.sluice.broker.control.BackupHold;
+import io.sluice.protocol.codecs.BackupHoldResponseEncoder;
+import io.sluice.protocol.codecs.SinkSnapshotsResponseEncoder;
 import io.sluice.broker.control.BackfillClaim;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.EmptyBackfill;
@@ -201,6 +205,70 @@ final class ResponseWriters
                 for (int i = 0; i < exporters.size(); i++)
                 {
                     group.next().position(exporters.get(i).getValue()).putExporterId(ids.get(i), 0, ids.get(i).length);
+                }
+            }
+        };
+    }
+
+    static MessageWriter backupHold(final BackupHold held, final int partitionId, final int brokerId)
+    {
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return MessageHeaderEncoder.ENCODED_LENGTH + BackupHoldResponseEncoder.BLOCK_LENGTH;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                new BackupHoldResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .heldBackupId(held == null ? 0 : held.backupId())
+                    .partitionId(partitionId)
+                    .brokerId(brokerId)
+                    .sinceMicros(held == null ? 0 : held.sinceMicros())
+                    .expiresAtMicros(held == null ? 0 : held.expiresAtMicros());
+            }
+        };
+    }
+
+    static MessageWriter sinkSnapshots(final int brokerId, final List<SinkBackups.SinkSnapshot> sinks)
+    {
+        final List<byte[][]> texts = new ArrayList<>(sinks.size());
+        int length = MessageHeaderEncoder.ENCODED_LENGTH + SinkSnapshotsResponseEncoder.BLOCK_LENGTH +
+            SinkSnapshotsResponseEncoder.SinksEncoder.sbeHeaderSize();
+        for (final SinkBackups.SinkSnapshot sink : sinks)
+        {
+            final byte[][] text = {
+                sink.exporterId().getBytes(StandardCharsets.UTF_8),
+                sink.snapshot().getBytes(StandardCharsets.UTF_8),
+                String.valueOf(sink.state()).getBytes(StandardCharsets.UTF_8),
+                truncate(String.valueOf(sink.detail()).getBytes(StandardCharsets.UTF_8), 2048)};
+            texts.add(text);
+            length += SinkSnapshotsResponseEncoder.SinksEncoder.sbeBlockLength() + 4 * 4 + text[0].length +
+                text[1].length + text[2].length + text[3].length;
+        }
+        final int encodedLength = length;
+        return new MessageWriter()
+        {
+            public int encodedLength()
+            {
+                return encodedLength;
+            }
+
+            public void write(final MutableDirectBuffer buffer, final int offset)
+            {
+                final SinkSnapshotsResponseEncoder response = new SinkSnapshotsResponseEncoder()
+                    .wrapAndApplyHeader(buffer, offset, new MessageHeaderEncoder())
+                    .brokerId(brokerId);
+                final SinkSnapshotsResponseEncoder.SinksEncoder group = response.sinksCount(texts.size());
+                for (final byte[][] text : texts)
+                {
+                    group.next()
+                        .putExporterId(text[0], 0, text[0].length)
+                        .putSnapshot(text[1], 0, text[1].length)
+                        .putState(text[2], 0, text[2].length)
+                        .putDetail(text[3], 0, text[3].length);
                 }
             }
         };

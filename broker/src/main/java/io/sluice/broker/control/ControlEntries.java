@@ -1,5 +1,7 @@
 package io.sluice.broker.control;
 
+import io.sluice.broker.log.codecs.BackupHoldActionCode;
+import io.sluice.broker.log.codecs.BackupHoldEntryEncoder;
 import io.sluice.broker.log.codecs.BooleanType;
 import io.sluice.broker.log.codecs.ControlBarrierEntryEncoder;
 import io.sluice.broker.log.codecs.ExportingChangeEntryEncoder;
@@ -44,16 +46,37 @@ final class ControlEntries
         return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 
-    /** Ends the leased holds that ran out: partition id to the version of its hold. */
-    static Message leaseExpiry(final java.util.Map<Integer, Long> expired, final int proposerBrokerId, final long nowMicros)
+    /**
+     * Ends the leased holds that ran out: partition id to the version of its hold, and the backup whose hold ran out
+     * ({@code backupId}, 0 none).
+     */
+    static Message leaseExpiry(
+        final java.util.Map<Integer, Long> expired, final long backupId, final int proposerBrokerId, final long nowMicros)
     {
-        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(32 + expired.size() * 12);
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(40 + expired.size() * 12);
         final ExportingLeaseExpiryEntryEncoder encoder = new ExportingLeaseExpiryEntryEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
             .timestampMicros(nowMicros)
-            .proposerBrokerId(proposerBrokerId);
+            .proposerBrokerId(proposerBrokerId)
+            .backupId(backupId);
         final ExportingLeaseExpiryEntryEncoder.PartitionsEncoder partitions = encoder.partitionsCount(expired.size());
         expired.forEach((p, version) -> partitions.next().partitionId(p).version(version));
+        return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    /** A backup's hold: TAKE with its lease, or RELEASE (lease 0). */
+    static Message backupHold(
+        final long backupId, final BackupHoldActionCode action, final long leaseMicros, final int proposerBrokerId,
+        final long nowMicros)
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64);
+        final BackupHoldEntryEncoder encoder = new BackupHoldEntryEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
+            .backupId(backupId)
+            .action(action)
+            .proposerBrokerId(proposerBrokerId)
+            .timestampMicros(nowMicros)
+            .leaseMicros(leaseMicros);
         return message(buffer, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
     }
 

@@ -186,12 +186,16 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
             {
                 return;
             }
-            final java.util.Map<Integer, Long> expired = state.expiredLeases(nowMicros());
-            if (expired.isEmpty() || !expiryInFlight.compareAndSet(false, true))
+            final long now = nowMicros();
+            final java.util.Map<Integer, Long> expired = state.expiredLeases(now);
+            // A backup's hold has its lease too (issue 26): the same entry ends it, so a gateway that died holding
+            // leaves exports acknowledged again within the lease.
+            final long backupHold = state.expiredBackupHold(now);
+            if ((expired.isEmpty() && backupHold == 0) || !expiryInFlight.compareAndSet(false, true))
             {
                 return;
             }
-            commit(ControlEntries.leaseExpiry(expired, brokerId, nowMicros()))
+            commit(ControlEntries.leaseExpiry(expired, backupHold, brokerId, now))
                 .orTimeout(CATCH_UP_ATTEMPT_MS, TimeUnit.MILLISECONDS)
                 .whenComplete((index, failure) ->
                 {
@@ -236,6 +240,12 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     public boolean caughtUp()
     {
         return caughtUp;
+    }
+
+    @Override
+    public boolean backupHeld()
+    {
+        return state.backupHold() != null;
     }
 
     // ------------------------------------------------------------------------------------------- Raft

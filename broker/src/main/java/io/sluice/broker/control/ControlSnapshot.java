@@ -28,7 +28,7 @@ import java.util.TreeMap;
  */
 public record ControlSnapshot(
     Map<Integer, ExportingStamp> partitions, List<BackfillClaim> claims, List<EmptyBackfill> emptyBackfills,
-    long leaseExpiries)
+    long leaseExpiries, BackupHold backupHold)
 {
     public ControlSnapshot
     {
@@ -42,14 +42,22 @@ public record ControlSnapshot(
     /** Exporting states only. */
     public ControlSnapshot(final Map<Integer, ExportingStamp> partitions)
     {
-        this(partitions, List.of(), List.of(), 0);
+        this(partitions, List.of(), List.of(), 0, null);
+    }
+
+    /** Without a backup hold. */
+    public ControlSnapshot(
+        final Map<Integer, ExportingStamp> partitions, final List<BackfillClaim> claims, final List<EmptyBackfill> emptyBackfills,
+        final long leaseExpiries)
+    {
+        this(partitions, claims, emptyBackfills, leaseExpiries, null);
     }
 
     /** Without lease expiries. */
     public ControlSnapshot(
         final Map<Integer, ExportingStamp> partitions, final List<BackfillClaim> claims, final List<EmptyBackfill> emptyBackfills)
     {
-        this(partitions, claims, emptyBackfills, 0);
+        this(partitions, claims, emptyBackfills, 0, null);
     }
 
     public byte[] encode()
@@ -58,7 +66,10 @@ public record ControlSnapshot(
             claims.size() * 128 + emptyBackfills.size() * 128);
         final ControlSnapshotEncoder encoder = new ControlSnapshotEncoder()
             .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder())
-            .leaseExpiries(leaseExpiries);
+            .leaseExpiries(leaseExpiries)
+            .backupHoldId(backupHold == null ? 0 : backupHold.backupId())
+            .backupHoldSinceMicros(backupHold == null ? 0 : backupHold.sinceMicros())
+            .backupHoldExpiresAtMicros(backupHold == null ? 0 : backupHold.expiresAtMicros());
         final ControlSnapshotEncoder.PartitionsEncoder group = encoder.partitionsCount(partitions.size());
         partitions.forEach((p, stamp) ->
             group.next().partitionId(p).state(ExportingStamp.toCode(stamp.state())).version(stamp.version())
@@ -107,6 +118,9 @@ public record ControlSnapshot(
             throw new IOException(source + " is cut short: " + length + " bytes");
         }
         final long leaseExpiries = Math.max(0, decoder.leaseExpiries());
+        // Absent before schema version 6 (the null value, negative): no backup hold.
+        final BackupHold backupHold = decoder.backupHoldId() > 0 ? new BackupHold(decoder.backupHoldId(),
+            Math.max(0, decoder.backupHoldSinceMicros()), Math.max(0, decoder.backupHoldExpiresAtMicros())) : null;
         final Map<Integer, ExportingStamp> partitions = new TreeMap<>();
         final ControlSnapshotDecoder.PartitionsDecoder group = decoder.partitions();
         if (groupHeaderEnd + (long)group.count() * group.actingBlockLength() > length)
@@ -131,7 +145,7 @@ public record ControlSnapshot(
         if (decoder.limit() == length)
         {
             // Written before the claims were added to the snapshot (same schema version, never released): none held.
-            return new ControlSnapshot(partitions, claims, emptyBackfills, leaseExpiries);
+            return new ControlSnapshot(partitions, claims, emptyBackfills, leaseExpiries, backupHold);
         }
         try
         {
@@ -156,7 +170,7 @@ public record ControlSnapshot(
         {
             throw new IOException(source + " is cut short or corrupt in its backfill claims: " + e.getMessage(), e);
         }
-        return new ControlSnapshot(partitions, claims, emptyBackfills, leaseExpiries);
+        return new ControlSnapshot(partitions, claims, emptyBackfills, leaseExpiries, backupHold);
     }
 
     /** Writes the file whole or not at all ({@link SnapshotFile}). */

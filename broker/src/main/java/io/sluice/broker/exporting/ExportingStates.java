@@ -21,6 +21,15 @@ public interface ExportingStates
      */
     boolean caughtUp();
 
+    /**
+     * Whether a backup's hold on acknowledgements is in place (issue 26): exporters then acknowledge nothing, as in a
+     * soft pause, whatever the partition's own state; a pause still pauses.
+     */
+    default boolean backupHeld()
+    {
+        return false;
+    }
+
     /** The times of that state (when it began, its pause lease); none known by default. */
     default ExportingHold hold(final int partitionId)
     {

@@ -34,10 +34,18 @@ public final class ExportingView
         this.positionsInFlight = positionsInFlight;
     }
 
-    /** The state exports obey now: PAUSED until the control replica caught up. */
+    /**
+     * The state exports obey now: PAUSED until the control replica caught up; SOFT_PAUSED for an exporting partition
+     * while a backup's hold is in place (the operator's state underneath is kept: {@link #heldState()}).
+     */
     public ExportingState state()
     {
-        return states.caughtUp() ? states.state(partitionId) : ExportingState.PAUSED;
+        if (!states.caughtUp())
+        {
+            return ExportingState.PAUSED;
+        }
+        final ExportingState held = states.state(partitionId);
+        return held == ExportingState.EXPORTING && states.backupHeld() ? ExportingState.SOFT_PAUSED : held;
     }
 
     public ExportingState heldState()

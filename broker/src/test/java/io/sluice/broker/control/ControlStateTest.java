@@ -559,9 +559,98 @@ class ControlStateTest
         assertThat(snapshot.leaseExpiries()).isZero();
     }
 
+    // ------------------------------------------------------------------------------------------- backup holds
+
+    @Test
+    void aBackupsHoldIsItsOwnStateAndAnOperatorsPauseOrResumeNeitherEndsNorIsUndoneByIt() throws IOException
+    {
+        apply(ExportingChange.ofAll(5, ExportingState.PAUSED), T0);
+        told.clear();
+
+        assertThat(hold(7, HOLD_TAKE, 60 * SECOND, T0 + SECOND).outcome()).isEqualTo(BackupHold.Outcome.TAKEN);
+        assertThat(state.backupHold()).isEqualTo(new BackupHold(7, T0 + SECOND, T0 + 61 * SECOND));
+        assertThat(told).as("every partition's exporters are told").containsExactly(1, 2, 3, 4);
+        assertThat(state.stamp(1).state()).as("the operator's pause is kept").isEqualTo(ExportingState.PAUSED);
+
+        apply(ExportingChange.ofAll(6, ExportingState.EXPORTING), T0 + 2 * SECOND);
+        assertThat(state.stamp(1).state()).isEqualTo(ExportingState.EXPORTING);
+        assertThat(state.backupHold()).as("a resume does not release the backup's hold").isNotNull();
+
+        assertThat(hold(7, HOLD_RELEASE, 0, T0 + 3 * SECOND).outcome()).isEqualTo(BackupHold.Outcome.RELEASED);
+        assertThat(state.backupHold()).isNull();
+        assertThat(state.stamp(1).state()).as("the resume stays as the operator left it").isEqualTo(ExportingState.EXPORTING);
+        assertThat(hold(7, HOLD_RELEASE, 0, T0 + 4 * SECOND).outcome()).isEqualTo(BackupHold.Outcome.NOT_HELD);
+    }
+
+    @Test
+    void aSecondBackupsHoldIsRefusedUntilTheFirstIsReleasedOrItsLeaseRanOut() throws IOException
+    {
+        hold(7, HOLD_TAKE, 10 * SECOND, T0);
+
+        final BackupHold.Reply refused = hold(8, HOLD_TAKE, 10 * SECOND, T0 + 9 * SECOND);
+        assertThat(refused.outcome()).isEqualTo(BackupHold.Outcome.CONFLICT);
+        assertThat(refused.held().backupId()).isEqualTo(7);
+        assertThat(hold(8, HOLD_RELEASE, 0, T0 + 9 * SECOND).outcome()).as("another backup's release changes nothing")
+            .isEqualTo(BackupHold.Outcome.NOT_HELD);
+        assertThat(hold(7, HOLD_TAKE, 10 * SECOND, T0 + 9 * SECOND).held())
+            .as("the same backup again changes nothing").isEqualTo(new BackupHold(7, T0, T0 + 10 * SECOND));
+
+        // The lease ran out by the entry's own time, though no expiry entry was applied yet.
+        assertThat(hold(8, HOLD_TAKE, 10 * SECOND, T0 + 10 * SECOND).outcome()).isEqualTo(BackupHold.Outcome.TAKEN);
+        assertThat(state.backupHold().backupId()).isEqualTo(8);
+    }
+
+    @Test
+    void aHoldWhoseLeaseRanOutIsEndedByTheLeaseExpiryEntryAndAWaiterSeesItTaken() throws IOException
+    {
+        final CompletableFuture<BackupHold> waiter = state.awaitBackupHold(9);
+        assertThat(waiter).isNotDone();
+        hold(9, HOLD_TAKE, 5 * SECOND, T0);
+        assertThat(waiter).isCompletedWithValue(new BackupHold(9, T0, T0 + 5 * SECOND));
+
+        assertThat(state.expiredBackupHold(T0 + 5 * SECOND - 1)).isZero();
+        assertThat(state.expiredBackupHold(T0 + 5 * SECOND)).isEqualTo(9);
+        told.clear();
+        state.apply(++index, view(ControlEntries.leaseExpiry(new java.util.TreeMap<>(), 8, 0, T0 + 5 * SECOND)));
+        assertThat(state.backupHold()).as("an expiry of another backup changes nothing").isNotNull();
+        state.apply(++index, view(ControlEntries.leaseExpiry(new java.util.TreeMap<>(), 9, 0, T0 + 5 * SECOND)));
+        assertThat(state.backupHold()).isNull();
+        assertThat(told).containsExactly(1, 2, 3, 4);
+    }
+
+    @Test
+    void aSnapshotKeepsTheBackupHold() throws IOException
+    {
+        hold(11, HOLD_TAKE, 60 * SECOND, T0);
+        final ControlSnapshot snapshot = state.snapshot();
+        final ControlSnapshot decoded = ControlSnapshot.decode(new UnsafeBuffer(snapshot.encode()), 0,
+            snapshot.encode().length, "test");
+        assertThat(decoded.backupHold()).isEqualTo(new BackupHold(11, T0, T0 + 60 * SECOND));
+
+        final ControlState restored = new ControlState(1, PARTITIONS, (p) -> { });
+        restored.restore(decoded);
+        assertThat(restored.backupHold()).isEqualTo(state.backupHold());
+        restored.restore(new ControlSnapshot(Map.of()));
+        assertThat(restored.backupHold()).isNull();
+    }
+
+    private static final io.sluice.broker.log.codecs.BackupHoldActionCode HOLD_TAKE =
+        io.sluice.broker.log.codecs.BackupHoldActionCode.TAKE;
+    private static final io.sluice.broker.log.codecs.BackupHoldActionCode HOLD_RELEASE =
+        io.sluice.broker.log.codecs.BackupHoldActionCode.RELEASE;
+
+    private BackupHold.Reply hold(
+        final long backupId, final io.sluice.broker.log.codecs.BackupHoldActionCode action, final long leaseMicros,
+        final long atMicros) throws IOException
+    {
+        final byte[] reply = state.apply(++index, view(ControlEntries.backupHold(backupId, action, leaseMicros, 0,
+            atMicros)));
+        return BackupHolds.decodeResult(new UnsafeBuffer(reply));
+    }
+
     private void expire(final Map<Integer, Long> expired, final long atMicros) throws IOException
     {
-        state.apply(++index, view(ControlEntries.leaseExpiry(new java.util.TreeMap<>(expired), 0, atMicros)));
+        state.apply(++index, view(ControlEntries.leaseExpiry(new java.util.TreeMap<>(expired), 0, 0, atMicros)));
     }
 
     private static UnsafeBuffer view(final Message entry)

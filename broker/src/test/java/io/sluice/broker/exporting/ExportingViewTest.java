@@ -60,10 +60,36 @@ class ExportingViewTest
         assertThat(softPaused).as("a failed proposal is not waited for further").isCompletedWithValue(null);
     }
 
+    @Test
+    void aBackupsHoldSoftPausesAnExportingPartitionButLeavesAPauseAPauseAndTheOperatorsStateAsItIs()
+    {
+        states.backupHeld = true;
+        assertThat(view.state()).as("exports go on, acknowledgements wait").isEqualTo(ExportingState.SOFT_PAUSED);
+        assertThat(view.heldState()).as("what the operator set").isEqualTo(ExportingState.EXPORTING);
+        final ExportingSwitch backfill = view.backfillSwitch();
+        assertThat(backfill.tryEnter()).isTrue();
+        assertThat(backfill.withholdsCheckpoints()).as("no backfill checkpoint either").isTrue();
+        backfill.exit();
+
+        states.state = ExportingState.PAUSED;
+        assertThat(view.state()).isEqualTo(ExportingState.PAUSED);
+
+        states.state = ExportingState.EXPORTING;
+        states.backupHeld = false;
+        assertThat(view.state()).isEqualTo(ExportingState.EXPORTING);
+    }
+
     private static final class HandSetStates implements ExportingStates
     {
         volatile ExportingState state = ExportingState.EXPORTING;
         volatile boolean caughtUp = true;
+        volatile boolean backupHeld;
+
+        @Override
+        public boolean backupHeld()
+        {
+            return backupHeld;
+        }
 
         @Override
         public ExportingState state(final int partitionId)

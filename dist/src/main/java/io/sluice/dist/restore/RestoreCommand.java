@@ -1,11 +1,15 @@
 package io.sluice.dist.restore;
 
+import io.sluice.broker.exporter.ExporterConfig;
+import io.sluice.dist.SluiceProperties;
 import io.sluice.protocol.backup.BackupRestore;
 import io.sluice.protocol.backup.BackupStore;
 import io.sluice.protocol.backup.BackupStores;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.env.SimpleCommandLinePropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import picocli.CommandLine;
@@ -18,12 +22,15 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code java -jar sluice.jar restore --backup-id N (--node-id K | --all-brokers) [--prop=value ...]} (CONTRACT §8):
- * writes brokers' data directories from a backup, with the same cluster and backup settings as the brokers
- * ({@code --sluice.cluster.*}, {@code --sluice.data-dir}, {@code --sluice.backup.*}, or their environment variables).
+ * {@code java -jar sluice.jar restore --backup-id N (--node-id K | --all-brokers) [--sinks] [--prop=value ...]}
+ * (CONTRACT §8): writes brokers' data directories from a backup, with the same cluster, backup and exporter settings
+ * as the brokers ({@code --sluice.cluster.*}, {@code --sluice.data-dir}, {@code --sluice.backup.*},
+ * {@code --sluice.exporters.*}, or their environment variables); with {@code --sinks} it then restores each sink
+ * snapshot of the backup into its exporter's sink ({@link SinkRestore}), after checking every one first.
  * Refuses with one line, exit code 1 and nothing written a backup that does not verify, another cluster layout, or a
  * data directory that is not empty ({@link BackupRestore}). No Spring context: it only reads the settings.
  */
@@ -98,11 +105,6 @@ public final class RestoreCommand implements Callable<Integer>
             err.println("restore: --backup-id must be a positive integer, was " + backupId);
             return EXIT_USAGE;
         }
-        if (sinks)
-        {
-            err.println("restore: --sinks: this build backs up no sink snapshots yet; nothing was written");
-            return EXIT_REFUSED;
-        }
         final StandardEnvironment environment = new StandardEnvironment();
         environment.getPropertySources().addFirst(new SimpleCommandLinePropertySource(settings.toArray(String[]::new)));
         ConfigurationPropertySources.attach(environment);
@@ -128,10 +130,31 @@ public final class RestoreCommand implements Callable<Integer>
             {
                 brokers.add(target.nodeId);
             }
-            final BackupRestore.Restored restored = BackupRestore.restore(store, backupId, distribution, dataDir, brokers);
-            out.println("restore: backup " + backupId + " written for broker(s) " + brokers + " under " +
-                dataDir.toAbsolutePath().normalize() + " (" + restored.bytes() + " bytes from the " + store.describe() +
-                "); start the brokers");
+            // The sinks are checked first: a snapshot the sink cannot restore refuses the whole restore, nothing written.
+            final SinkRestore sinkRestore = sinks ? SinkRestore.prepare(store, backupId, exporters(binder, dataDir)) : null;
+            try
+            {
+                final BackupRestore.Restored restored = BackupRestore.restore(store, backupId, distribution, dataDir,
+                    brokers);
+                out.println("restore: backup " + backupId + " written for broker(s) " + brokers + " under " +
+                    dataDir.toAbsolutePath().normalize() + " (" + restored.bytes() + " bytes from the " +
+                    store.describe() + ")");
+                if (sinkRestore != null)
+                {
+                    for (final String restoredSink : sinkRestore.restore())
+                    {
+                        out.println("restore: " + restoredSink);
+                    }
+                }
+            }
+            finally
+            {
+                if (sinkRestore != null)
+                {
+                    sinkRestore.close();
+                }
+            }
+            out.println("restore: done; start the brokers");
             return EXIT_OK;
         }
         catch (final BackupRestore.RestoreRefusedException e)
@@ -144,5 +167,22 @@ public final class RestoreCommand implements Callable<Integer>
             err.println("restore: refused, nothing written: " + e.getMessage());
             return EXIT_REFUSED;
         }
+        catch (final SinkRestore.SinkRestoreException e)
+        {
+            err.println("restore: " + e.getMessage());
+            return EXIT_REFUSED;
+        }
+    }
+
+    /** The exporters as the brokers read them ({@code sluice.exporters.*}), for their sinks' snapshots. */
+    private static Map<String, ExporterConfig> exporters(final Binder binder, final Path dataDir)
+    {
+        final SluiceProperties sluice = new SluiceProperties();
+        sluice.setDataDir(dataDir);
+        final ResolvableType settings = ResolvableType.forClassWithGenerics(Map.class, String.class, String.class);
+        binder.bind("sluice.exporters", Bindable.<Map<String, Map<String, String>>>of(
+                ResolvableType.forClassWithGenerics(Map.class, ResolvableType.forClass(String.class), settings)))
+            .ifBound(sluice.getExporters()::putAll);
+        return sluice.exporterConfigs();
     }
 }

@@ -76,6 +76,13 @@ public final class OpenSearchExporter implements Exporter
         buffer = new BulkBuffer(config.bulkMaxRecords(), config.bulkMaxBytes(), config.bulkMaxDelay().toNanos());
     }
 
+    /** Snapshots of the index when {@code snapshot.repository} is set (issue 26), else none. */
+    @Override
+    public io.sluice.exporter.spi.SinkSnapshots snapshots()
+    {
+        return config.snapshotRepository() == null ? null : new OpenSearchSnapshots(config);
+    }
+
     @Override
     public void open(final ExporterController controller)
     {

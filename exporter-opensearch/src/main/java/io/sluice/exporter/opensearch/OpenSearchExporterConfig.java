@@ -25,7 +25,8 @@ public record OpenSearchExporterConfig(
     int bulkMaxRecords,
     long bulkMaxBytes,
     Duration bulkMaxDelay,
-    OnRejected onRejected)
+    OnRejected onRejected,
+    String snapshotRepository)
 {
     public static final String URL = "url";
     public static final String INDEX = "index";
@@ -35,9 +36,11 @@ public record OpenSearchExporterConfig(
     public static final String BULK_MAX_BYTES = "bulk.max-bytes";
     public static final String BULK_MAX_DELAY = "bulk.max-delay";
     public static final String ON_REJECTED = "on-rejected";
+    /** The snapshot repository (registered by the operator) backups snapshot the index into; unset: none (issue 26). */
+    public static final String SNAPSHOT_REPOSITORY = "snapshot.repository";
 
     private static final Set<String> KNOWN = Set.of(URL, INDEX, USERNAME, PASSWORD, BULK_MAX_RECORDS, BULK_MAX_BYTES,
-        BULK_MAX_DELAY, ON_REJECTED);
+        BULK_MAX_DELAY, ON_REJECTED, SNAPSHOT_REPOSITORY);
 
     /** What to do with a document the sink rejects for good (a 4xx for that item). */
     public enum OnRejected
@@ -83,8 +86,13 @@ public record OpenSearchExporterConfig(
         final Duration maxDelay = settings.duration(BULK_MAX_DELAY, Duration.ofSeconds(1));
         final OnRejected onRejected = "dead-letter".equals(settings.choice(ON_REJECTED, "retry", "retry", "dead-letter")) ?
             OnRejected.DEAD_LETTER : OnRejected.RETRY;
+        final String repository = settings.text(SNAPSHOT_REPOSITORY);
+        if (repository != null && (repository.isBlank() || repository.chars().anyMatch(c -> " \"*\\<|,>/?#".indexOf(c) >= 0)))
+        {
+            throw settings.invalid(SNAPSHOT_REPOSITORY, "'" + repository + "' is not a repository name");
+        }
         return new OpenSearchExporterConfig(urls, index, username, password, (int)maxRecords, maxBytes, maxDelay,
-            onRejected);
+            onRejected, repository);
     }
 
     private static List<URI> urls(final ExporterSettings settings, final String value)
@@ -124,6 +132,6 @@ public record OpenSearchExporterConfig(
     {
         return "OpenSearchExporterConfig[urls=" + urls + ", index=" + index + ", username=" + username +
             ", password=" + (password == null ? null : "***") + ", bulkMaxRecords=" + bulkMaxRecords +
-            ", bulkMaxBytes=" + bulkMaxBytes + ", bulkMaxDelay=" + bulkMaxDelay + ", onRejected=" + onRejected + "]";
+            ", bulkMaxBytes=" + bulkMaxBytes + ", bulkMaxDelay=" + bulkMaxDelay + ", onRejected=" + onRejected + ", snapshotRepository=" + snapshotRepository + "]";
     }
 }

@@ -23,6 +23,26 @@ final class OpenSearchExporterConfigTest
         assertThat(config.bulkMaxDelay()).isEqualTo(Duration.ofSeconds(1));
         assertThat(config.onRejected()).isEqualTo(OpenSearchExporterConfig.OnRejected.RETRY);
         assertThat(config.username()).isNull();
+        assertThat(config.snapshotRepository()).as("no snapshots unless a repository is named").isNull();
+    }
+
+    @Test
+    void aSnapshotRepositoryGivesTheExporterSnapshotsAndABadNameIsRefused() throws Exception
+    {
+        final OpenSearchExporter exporter = new OpenSearchExporter();
+        exporter.configure(new io.sluice.exporter.spi.ExporterContext("search", 0, 0, null,
+            Map.of("snapshot.repository", "backups")));
+        try (io.sluice.exporter.spi.SinkSnapshots snapshots = exporter.snapshots())
+        {
+            assertThat(snapshots).isNotNull();
+        }
+        final OpenSearchExporter without = new OpenSearchExporter();
+        without.configure(new io.sluice.exporter.spi.ExporterContext("search", 0, 0, null, Map.of()));
+        assertThat(without.snapshots()).isNull();
+        assertThatThrownBy(() -> OpenSearchExporterConfig.parse(Map.of("snapshot.repository", "a b")))
+            .hasMessageStartingWith("snapshot.repository: 'a b'");
+        assertThat(OpenSearchExporterConfig.parse(Map.of("SNAPSHOT_REPOSITORY", "backups")).snapshotRepository())
+            .isEqualTo("backups");
     }
 
     @Test

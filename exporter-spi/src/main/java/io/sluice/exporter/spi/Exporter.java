@@ -53,4 +53,15 @@ public interface Exporter
 
     /** Releases the sink; records still buffered are dropped (they were never acknowledged). */
     void close() throws Exception;
+
+    /**
+     * The optional snapshot capability (issue 26): the snapshots of this exporter's sink that backups take inside
+     * their cut and a restore puts back, for the settings {@link #configure} was given; null (the default) when this
+     * exporter takes none, and its positions alone are backed up. Called on a configured instance that was never
+     * opened; the caller closes what it returns.
+     */
+    default SinkSnapshots snapshots() throws Exception
+    {
+        return null;
+    }
 }

@@ -29,6 +29,7 @@ public class BackupConfiguration
         final Environment environment,
         @Value("${sluice.gateway.request-timeout:5s}") final Duration requestTimeout,
         @Value("${sluice.backup.upload-timeout:30m}") final Duration uploadTimeout,
+        @Value("${sluice.backup.hold-timeout:60s}") final Duration holdTimeout,
         @Value("${sluice.backup.retention.max-count:#{null}}") final Integer retentionMaxCount)
     {
         if (retentionMaxCount != null && retentionMaxCount < 1)
@@ -37,6 +38,6 @@ public class BackupConfiguration
                 retentionMaxCount);
         }
         return new BackupService(client, topology, BackupStores.fromSettings(environment::getProperty),
-            requestTimeout, uploadTimeout, retentionMaxCount, Clock.systemUTC());
+            requestTimeout, uploadTimeout, holdTimeout, retentionMaxCount, Clock.systemUTC());
     }
 }

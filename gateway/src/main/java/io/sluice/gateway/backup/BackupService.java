@@ -9,10 +9,14 @@ import io.sluice.protocol.backup.BackupKeys;
 import io.sluice.protocol.backup.BackupManifest;
 import io.sluice.protocol.backup.BackupManifest.PartitionCut;
 import io.sluice.protocol.backup.BackupManifest.PartitionObject;
+import io.sluice.protocol.backup.BackupManifest.SinkCut;
 import io.sluice.protocol.backup.BackupStore;
 import io.sluice.protocol.backup.BackupVerifier;
 import io.sluice.protocol.backup.PartitionUpload;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.cluster.PartitionReplica;
+import io.sluice.protocol.codecs.ErrorCode;
+import io.sluice.protocol.transport.PeerUnreachableException;
 import io.sluice.protocol.concurrent.Futures;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -54,12 +59,20 @@ public final class BackupService implements AutoCloseable
 {
     private static final Logger LOG = LoggerFactory.getLogger(BackupService.class);
     static final long WATCH_MILLIS = 250;
+    /** {@code sluice.backup.hold-timeout}'s default (CONTRACT §8). */
+    public static final Duration DEFAULT_HOLD_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * Beyond the hold's lease, how long a started backup without a cut still reads IN_PROGRESS: the clocks of the
+     * gateway taking it and of the one reading may differ a little.
+     */
+    static final long STARTED_GRACE_MILLIS = 10_000;
 
     private final BackupClient client;
     private final ClusterTopology topology;
     private final BackupStore store;
     private final Duration requestTimeout;
     private final Duration uploadTimeout;
+    private final Duration holdTimeout;
     private final Integer retentionMaxCount;
     private final Clock clock;
     private final AtomicBoolean cutInProgress = new AtomicBoolean();
@@ -67,10 +80,7 @@ public final class BackupService implements AutoCloseable
     private final ScheduledExecutorService watcher;
     private final UploaderOutages outages;
 
-    /**
-     * @param uploadTimeout how long after its cut a backup may stay IN_PROGRESS: a partition whose broker has not
-     *                      reported by then (it died, or the store stopped answering) fails the backup.
-     */
+    /** With the default hold timeout, {@link #DEFAULT_HOLD_TIMEOUT}. */
     public BackupService(
         final BackupClient client,
         final ClusterTopology topology,
@@ -80,6 +90,30 @@ public final class BackupService implements AutoCloseable
         final Integer retentionMaxCount,
         final Clock clock)
     {
+        this(client, topology, store, requestTimeout, uploadTimeout, DEFAULT_HOLD_TIMEOUT, retentionMaxCount, clock);
+    }
+
+    /**
+     * @param uploadTimeout how long after its cut a backup may stay IN_PROGRESS: a partition whose broker has not
+     *                      reported by then (it died, or the store stopped answering) fails the backup.
+     * @param holdTimeout   the lease of a backup's hold ({@code sluice.backup.hold-timeout}): a cut not committed
+     *                      within it fails, and a backup started that long ago (plus a grace) without a cut reads FAILED.
+     */
+    public BackupService(
+        final BackupClient client,
+        final ClusterTopology topology,
+        final BackupStore store,
+        final Duration requestTimeout,
+        final Duration uploadTimeout,
+        final Duration holdTimeout,
+        final Integer retentionMaxCount,
+        final Clock clock)
+    {
+        if (holdTimeout.isNegative() || holdTimeout.toMillis() < 1)
+        {
+            throw new IllegalArgumentException("sluice.backup.hold-timeout must be positive, was " + holdTimeout);
+        }
+        this.holdTimeout = holdTimeout;
         this.client = client;
         this.topology = topology;
         this.store = store;
@@ -104,7 +138,9 @@ public final class BackupService implements AutoCloseable
 
     /**
      * Takes backup {@code requestedId} (null: the current epoch milliseconds); completes with the 202 answer once the
-     * cut is committed, or fails with a {@link ManagementException} (409, 503, 504) having kept nothing.
+     * cut is committed and the hold released, or fails with a {@link ManagementException}: 400, 409 (an id not above
+     * the latest, another backup's cut in progress anywhere in the cluster), 503 or 504 (naming what failed; the hold
+     * is released, nothing of the backup's data is kept, and once the hold was taken the backup reads FAILED).
      */
     public CompletableFuture<BackupView.Accepted> take(final Long requestedId)
     {
@@ -121,80 +157,351 @@ public final class BackupService implements AutoCloseable
         }
         try
         {
-            final List<Long> ids = BackupKeys.backupIds(store);
-            if (!ids.isEmpty() && backupId <= ids.get(ids.size() - 1))
-            {
-                cutInProgress.set(false);
-                return CompletableFuture.failedFuture(new ManagementException(HttpStatus.CONFLICT,
-                    "backup id " + backupId + " is not greater than the latest backup's, " + ids.get(ids.size() - 1)));
-            }
+            checkIdIsNewest(backupId);
+            return new Cut(backupId).run().whenComplete((accepted, error) -> cutInProgress.set(false));
+        }
+        catch (final RuntimeException e)
+        {
+            cutInProgress.set(false);
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** 409 unless {@code backupId} is above every backup in the store; 503 when the store cannot be read. */
+    private void checkIdIsNewest(final long backupId)
+    {
+        final List<Long> ids;
+        try
+        {
+            ids = BackupKeys.backupIds(store);
         }
         catch (final IOException | RuntimeException e)
         {
-            cutInProgress.set(false);
-            return CompletableFuture.failedFuture(new ManagementException(HttpStatus.SERVICE_UNAVAILABLE,
-                "cannot read the " + store.describe() + ": " + e.getMessage()));
+            throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "cannot read the " + store.describe() + ": " +
+                e.getMessage());
         }
-        final long started = System.nanoTime();
-        final long createdAt = clock.millis();
-        final PartitionDistribution distribution = topology.distribution();
-        final long deadline = started + requestTimeout.toNanos();
-        final Map<Integer, CompletableFuture<PartitionCut>> captures = new LinkedHashMap<>();
-        for (int p = 1; p <= distribution.partitionCount(); p++)
+        if (!ids.isEmpty() && backupId <= ids.get(ids.size() - 1))
         {
-            captures.put(p, captureOnLeader(distribution, p, backupId, deadline));
+            throw new ManagementException(HttpStatus.CONFLICT,
+                "backup id " + backupId + " is not greater than the latest backup's, " + ids.get(ids.size() - 1));
         }
-        return CompletableFuture.allOf(captures.values().toArray(CompletableFuture[]::new))
-            .handle((ignored, error) -> commit(backupId, createdAt, distribution, captures, started))
-            .whenComplete((accepted, error) -> cutInProgress.set(false));
     }
 
-    private BackupView.Accepted commit(
-        final long backupId,
-        final long createdAt,
-        final PartitionDistribution distribution,
-        final Map<Integer, CompletableFuture<PartitionCut>> captures,
-        final long started)
+    /**
+     * One backup's cut, in order: take the hold (the control group refuses a second backup's: 409), record the backup
+     * as started, wait until every pair's exporters obey the hold (their acknowledged positions stop moving), snapshot
+     * the sinks (so every record at or below X(e, p) is in them, and nothing above what the captures hold, which
+     * come after), capture every partition, release the hold, and commit the cut. A failure once the hold is taken
+     * releases it and records the backup FAILED with the reason.
+     */
+    private final class Cut
     {
-        final List<PartitionCut> cuts = new ArrayList<>();
-        final List<String> failed = new ArrayList<>();
-        boolean anyFailed = false;
-        for (final Map.Entry<Integer, CompletableFuture<PartitionCut>> capture : captures.entrySet())
+        private final long backupId;
+        private final long createdAt = clock.millis();
+        private final PartitionDistribution distribution = topology.distribution();
+        private long holdStartedNanos;
+        /** The hold was taken: a failure from here releases it. */
+        private volatile boolean holdTaken;
+        /** {@code started} is in the store: a failure from here records the backup FAILED. */
+        private volatile boolean started;
+
+        Cut(final long backupId)
         {
+            this.backupId = backupId;
+        }
+
+        CompletableFuture<BackupView.Accepted> run()
+        {
+            holdStartedNanos = System.nanoTime();
+            return anyBroker("taking the hold of backup " + backupId,
+                (broker, timeout) -> client.takeHold(broker, backupId, holdTimeout, timeout))
+                .exceptionally((failure) ->
+                {
+                    final Throwable cause = Futures.unwrapAll(failure);
+                    if (BrokerFailure.errorCode(cause) == ErrorCode.CONFLICT)
+                    {
+                        throw new ManagementException(HttpStatus.CONFLICT, "backup " + backupId + " not taken: " +
+                            cause.getMessage());
+                    }
+                    throw new ManagementException(status(cause), "backup " + backupId + " not taken, nothing kept: " +
+                        "its hold could not be taken: " + cause.getMessage());
+                })
+                .thenCompose((held) ->
+                {
+                    holdTaken = true;
+                    return afterHold();
+                })
+                .exceptionallyCompose(this::abort);
+        }
+
+        private CompletableFuture<BackupView.Accepted> afterHold()
+        {
+            // Another gateway's backup may have taken and released its hold since the first check.
+            checkIdIsNewest(backupId);
             try
             {
-                cuts.add(capture.getValue().join());
+                store.putBytes(BackupKeys.started(backupId), new BackupManifest(backupId, createdAt, 0, 0,
+                    layout(distribution), List.of()).toBytes());
+                started = true;
             }
-            catch (final RuntimeException e)
+            catch (final IOException e)
             {
-                final Throwable cause = Futures.unwrapAll(e);
-                anyFailed |= BrokerFailure.of(cause) != BrokerFailure.TIMED_OUT;
-                failed.add("partition " + capture.getKey() + ": " + cause.getMessage());
+                throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "cannot write to the " + store.describe() +
+                    ": " + e.getMessage());
+            }
+            return awaitObeyed()
+                .thenCompose((obeyed) -> takeSinkSnapshots())
+                .thenCompose((sinks) -> capture().thenCompose((cuts) -> release().thenApply((holdMillis) ->
+                    commit(cuts, sinks, holdMillis))));
+        }
+
+        /** Every (broker, partition) pair, as a pause: a pair on a broker known down fails at once. */
+        private CompletableFuture<Void> awaitObeyed()
+        {
+            final long deadline = System.nanoTime() + requestTimeout.toNanos();
+            final Map<PartitionReplica, CompletableFuture<Long>> pairs = new LinkedHashMap<>();
+            for (int p = 1; p <= distribution.partitionCount(); p++)
+            {
+                for (final int broker : distribution.replicasOf(p))
+                {
+                    final PartitionReplica pair = new PartitionReplica(broker, p);
+                    pairs.put(pair, topology.isKnownDown(broker) ?
+                        CompletableFuture.failedFuture(new PeerUnreachableException("broker " + broker + " is down", null)) :
+                        client.awaitHoldObeyed(broker, p, backupId, left(deadline)));
+                }
+            }
+            return CompletableFuture.allOf(pairs.values().toArray(CompletableFuture[]::new)).handle((ignored, error) ->
+            {
+                final List<String> failed = new ArrayList<>();
+                boolean anyFailed = false;
+                for (final Map.Entry<PartitionReplica, CompletableFuture<Long>> pair : pairs.entrySet())
+                {
+                    final CompletableFuture<Long> answer = pair.getValue();
+                    if (answer.isCompletedExceptionally())
+                    {
+                        final Throwable cause = Futures.unwrapAll(answer.handle((v, e) -> e).join());
+                        anyFailed |= BrokerFailure.of(cause) != BrokerFailure.TIMED_OUT;
+                        failed.add(pair.getKey() + ": " + describe(cause));
+                    }
+                }
+                if (!failed.isEmpty())
+                {
+                    throw new ManagementException(anyFailed ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.GATEWAY_TIMEOUT,
+                        failed.size() + " of " + pairs.size() + " pairs did not hold acknowledgements: " +
+                        String.join("; ", failed));
+                }
+                return null;
+            });
+        }
+
+        /** Within the hold's lease, leaving the captures their time (their request timeout, at most a third of it). */
+        private CompletableFuture<List<SinkCut>> takeSinkSnapshots()
+        {
+            final long leftMillis = holdTimeout.toMillis() - (clock.millis() - createdAt) -
+                Math.min(requestTimeout.toMillis(), holdTimeout.toMillis() / 3);
+            final Duration timeout = Duration.ofMillis(Math.max(1_000, leftMillis));
+            return anyBroker("the sink snapshots of backup " + backupId,
+                (broker, ignored) -> client.sinkSnapshots(broker, backupId, true, timeout))
+                .thenApply((sinks) ->
+                {
+                    final List<String> refused = sinks.stream().filter((sink) -> !sink.succeeded())
+                        .map((sink) -> "the snapshot " + sink.snapshot() + " of exporter " + sink.exporterId() + " is " +
+                            sink.state() + " (" + sink.detail() + ")").toList();
+                    if (!refused.isEmpty())
+                    {
+                        throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, String.join("; ", refused));
+                    }
+                    return sinks;
+                });
+        }
+
+        private CompletableFuture<List<PartitionCut>> capture()
+        {
+            final long deadline = System.nanoTime() + requestTimeout.toNanos();
+            final Map<Integer, CompletableFuture<PartitionCut>> captures = new LinkedHashMap<>();
+            for (int p = 1; p <= distribution.partitionCount(); p++)
+            {
+                captures.put(p, captureOnLeader(distribution, p, backupId, deadline));
+            }
+            return CompletableFuture.allOf(captures.values().toArray(CompletableFuture[]::new)).handle((ignored, error) ->
+            {
+                final List<PartitionCut> cuts = new ArrayList<>();
+                final List<String> failed = new ArrayList<>();
+                boolean anyFailed = false;
+                for (final Map.Entry<Integer, CompletableFuture<PartitionCut>> capture : captures.entrySet())
+                {
+                    try
+                    {
+                        cuts.add(capture.getValue().join());
+                    }
+                    catch (final RuntimeException e)
+                    {
+                        final Throwable cause = Futures.unwrapAll(e);
+                        anyFailed |= BrokerFailure.of(cause) != BrokerFailure.TIMED_OUT;
+                        failed.add("partition " + capture.getKey() + ": " + cause.getMessage());
+                    }
+                }
+                if (!failed.isEmpty())
+                {
+                    throw new ManagementException(anyFailed ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.GATEWAY_TIMEOUT,
+                        failed.size() + " of " + captures.size() + " partitions not captured: " + String.join("; ", failed));
+                }
+                if (clock.millis() - createdAt > holdTimeout.toMillis())
+                {
+                    // The hold's lease may have ended it: a reader may already count the backup FAILED.
+                    throw new ManagementException(HttpStatus.GATEWAY_TIMEOUT, "the cut took longer than the hold's " +
+                        "lease (sluice.backup.hold-timeout=" + holdTimeout + ")");
+                }
+                return cuts;
+            });
+        }
+
+        /** Releases the hold; completes with how long acknowledgements were held. A failed release is left to the lease. */
+        private CompletableFuture<Long> release()
+        {
+            return anyBroker("releasing the hold of backup " + backupId,
+                (broker, timeout) -> client.releaseHold(broker, backupId, timeout))
+                .handle((held, failure) ->
+                {
+                    final long holdMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - holdStartedNanos);
+                    if (failure != null)
+                    {
+                        LOG.warn("backup {}: releasing its hold failed; its lease ends it within {}: {}", backupId,
+                            holdTimeout, Futures.unwrapAll(failure).getMessage());
+                    }
+                    return holdMillis;
+                });
+        }
+
+        private BackupView.Accepted commit(final List<PartitionCut> cuts, final List<SinkCut> sinks, final long holdMillis)
+        {
+            final BackupManifest cut = new BackupManifest(backupId, createdAt, 0, holdMillis, layout(distribution), cuts,
+                sinks);
+            try
+            {
+                store.putBytes(BackupKeys.cut(backupId), cut.toBytes());
+            }
+            catch (final IOException e)
+            {
+                throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "cannot write its cut to the " +
+                    store.describe() + ": " + e.getMessage());
+            }
+            watched.add(backupId);
+            LOG.info("backup {}: cut committed in {} ms ({} partitions, {} sink snapshots), acknowledgements held {} ms; " +
+                "uploads run on the brokers", backupId, clock.millis() - createdAt, cuts.size(), sinks.size(), holdMillis);
+            return new BackupView.Accepted(backupId, BackupState.IN_PROGRESS, holdMillis);
+        }
+
+        /** Releases the hold (waiting for it, so the answer comes with exports acknowledged again) and records FAILED. */
+        private CompletableFuture<BackupView.Accepted> abort(final Throwable failure)
+        {
+            final Throwable cause = Futures.unwrapAll(failure);
+            final ManagementException refused = cause instanceof ManagementException m ? m :
+                new ManagementException(status(cause), String.valueOf(cause.getMessage()));
+            if (!holdTaken)
+            {
+                return CompletableFuture.failedFuture(refused);
+            }
+            return release().handle((held, ignored) ->
+            {
+                final String reason = "backup " + backupId + " failed before its cut was committed, hold released, " +
+                    "nothing kept: " + refused.getMessage();
+                if (started)
+                {
+                    try
+                    {
+                        store.putBytes(BackupKeys.failed(backupId), reason.getBytes(StandardCharsets.UTF_8));
+                    }
+                    catch (final IOException e)
+                    {
+                        LOG.warn("backup {}: cannot record it FAILED in the {}: {}", backupId, store.describe(),
+                            e.getMessage());
+                    }
+                }
+                LOG.warn("{}", reason);
+                throw new ManagementException(refused.status(), started ? reason : refused.getMessage());
+            });
+        }
+
+    }
+
+    /**
+     * Asks one broker after another, the control group's leader first, until one answers (a refusal the broker
+     * would repeat, such as CONFLICT, ends it), within the request timeout.
+     */
+    private <T> CompletableFuture<T> anyBroker(final String what, final BrokerCall<T> call)
+    {
+        final LinkedHashSet<Integer> order = new LinkedHashSet<>();
+        topology.controlLeader().ifPresent(order::add);
+        for (int b = 0; b < topology.distribution().brokerCount(); b++)
+        {
+            if (!topology.isKnownDown(b))
+            {
+                order.add(b);
             }
         }
-        if (!failed.isEmpty())
+        return tryEach(new ArrayList<>(order), 0, System.nanoTime() + requestTimeout.toNanos(), call,
+            new TimeoutException(what + ": no broker answered within " + requestTimeout));
+    }
+
+    private <T> CompletableFuture<T> tryEach(
+        final List<Integer> brokers, final int next, final long deadline, final BrokerCall<T> call,
+        final Throwable last)
+    {
+        if (next >= brokers.size() || deadline - System.nanoTime() <= 0)
         {
-            LOG.warn("backup {}: not taken, {} of {} partitions not captured: {}", backupId, failed.size(),
-                captures.size(), failed);
-            throw new ManagementException(anyFailed ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.GATEWAY_TIMEOUT,
-                "backup " + backupId + " not taken, nothing kept: " + String.join("; ", failed));
+            return CompletableFuture.failedFuture(last);
         }
-        final BackupManifest cut = new BackupManifest(backupId, createdAt, 0, 0,
-            new BackupManifest.Layout(distribution.brokerCount(), distribution.partitionCount(),
-                distribution.replicationFactor()), cuts);
-        try
+        return call.call(brokers.get(next), left(deadline)).handle((answer, error) ->
         {
-            store.putBytes(BackupKeys.cut(backupId), cut.toBytes());
-        }
-        catch (final IOException e)
+            if (error == null)
+            {
+                return CompletableFuture.completedFuture(answer);
+            }
+            final BrokerFailure failure = BrokerFailure.of(error);
+            if (failure == BrokerFailure.REFUSED || failure == BrokerFailure.OTHER)
+            {
+                return CompletableFuture.<T>failedFuture(error);
+            }
+            return tryEach(brokers, next + 1, deadline, call, error);
+        }).thenCompose((f) -> f);
+    }
+
+    @FunctionalInterface
+    private interface BrokerCall<T>
+    {
+        CompletableFuture<T> call(int brokerId, Duration timeout);
+    }
+
+    private static Duration left(final long deadlineNanos)
+    {
+        return Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
+    }
+
+    private static HttpStatus status(final Throwable cause)
+    {
+        if (cause instanceof ManagementException m)
         {
-            throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "backup " + backupId +
-                " not taken, nothing kept: cannot write its cut to the " + store.describe() + ": " + e.getMessage());
+            return HttpStatus.valueOf(m.status().value());
         }
-        watched.add(backupId);
-        LOG.info("backup {}: cut committed in {} ms ({} partitions); uploads run on the brokers", backupId,
-            (System.nanoTime() - started) / 1_000_000, cuts.size());
-        return new BackupView.Accepted(backupId, BackupState.IN_PROGRESS, cut.holdMillis());
+        return BrokerFailure.of(cause) == BrokerFailure.TIMED_OUT ? HttpStatus.GATEWAY_TIMEOUT :
+            HttpStatus.SERVICE_UNAVAILABLE;
+    }
+
+    private static String describe(final Throwable cause)
+    {
+        return switch (BrokerFailure.of(cause))
+        {
+            case TIMED_OUT -> "no answer in time";
+            case UNREACHABLE -> "unreachable" + (cause.getMessage() == null ? "" : " (" + cause.getMessage() + ")");
+            default -> String.valueOf(cause.getMessage());
+        };
+    }
+
+    private static BackupManifest.Layout layout(final PartitionDistribution distribution)
+    {
+        return new BackupManifest.Layout(distribution.brokerCount(), distribution.partitionCount(),
+            distribution.replicationFactor());
     }
 
     /**
@@ -259,8 +566,7 @@ public final class BackupService implements AutoCloseable
             final byte[] cutBytes = store.getBytes(BackupKeys.cut(backupId));
             if (cutBytes == null)
             {
-                throw new ManagementException(HttpStatus.NOT_FOUND, "no backup " + backupId + " in the " +
-                    store.describe());
+                return startedOnly(backupId);
             }
             final BackupManifest cut = BackupManifest.parse(cutBytes, BackupKeys.cut(backupId));
             final Map<Integer, PartitionUpload> uploads = new LinkedHashMap<>();
@@ -348,6 +654,29 @@ public final class BackupService implements AutoCloseable
         return lost.isEmpty() ? null : String.join("; ", lost);
     }
 
+    /** A backup whose cut is not committed: IN_PROGRESS within its hold's lease, FAILED after (its gateway died). */
+    private BackupView startedOnly(final long backupId) throws IOException
+    {
+        final byte[] startedBytes = store.getBytes(BackupKeys.started(backupId));
+        if (startedBytes == null)
+        {
+            throw new ManagementException(HttpStatus.NOT_FOUND, "no backup " + backupId + " in the " + store.describe());
+        }
+        final BackupManifest started = BackupManifest.parse(startedBytes, BackupKeys.started(backupId));
+        final byte[] failed = store.getBytes(BackupKeys.failed(backupId));
+        if (failed != null)
+        {
+            return view(started, BackupState.FAILED, new String(failed, StandardCharsets.UTF_8), Map.of());
+        }
+        if (clock.millis() - started.createdAtMillis() > holdTimeout.toMillis() + STARTED_GRACE_MILLIS)
+        {
+            return fail(started, Map.of(), "backup " + backupId + " failed: its cut was not committed within the " +
+                "hold's lease (sluice.backup.hold-timeout=" + holdTimeout + "): the gateway taking it stopped, and the " +
+                "control group ended its hold");
+        }
+        return view(started, BackupState.IN_PROGRESS, null, Map.of());
+    }
+
     private BackupView fail(final BackupManifest cut, final Map<Integer, PartitionUpload> uploads, final String reason)
         throws IOException
     {
@@ -413,18 +742,67 @@ public final class BackupService implements AutoCloseable
     /** Checks every object of a backup without restoring anything; 404 unknown. */
     public BackupView.Verification verify(final long backupId)
     {
-        status(backupId);
+        final BackupView view = status(backupId);
         try
         {
             final BackupVerifier.Verification verification = BackupVerifier.verify(store, backupId);
-            return new BackupView.Verification(backupId, verification.ok(), verification.checkedObjects(),
-                verification.problems().stream().map((p) -> new BackupView.Problem(p.object(), p.problem())).toList());
+            final List<BackupView.Problem> problems = new ArrayList<>(verification.problems().stream()
+                .map((p) -> new BackupView.Problem(p.object(), p.problem())).toList());
+            problems.addAll(checkSinks(backupId, view.sinks()));
+            return new BackupView.Verification(backupId, problems.isEmpty(), verification.checkedObjects() +
+                view.sinks().size(), problems);
         }
         catch (final IOException e)
         {
             throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "cannot read backup " + backupId +
                 " from the " + store.describe() + ": " + e.getMessage());
         }
+    }
+
+    /** Each sink snapshot of the backup must be SUCCESS in its sink now, as a broker with the exporters sees it. */
+    private List<BackupView.Problem> checkSinks(final long backupId, final List<BackupView.SinkView> sinks)
+    {
+        if (sinks.isEmpty())
+        {
+            return List.of();
+        }
+        final List<BackupView.Problem> problems = new ArrayList<>();
+        final List<SinkCut> found;
+        try
+        {
+            found = anyBroker("checking the sink snapshots of backup " + backupId,
+                (broker, timeout) -> client.sinkSnapshots(broker, backupId, false, timeout)).join();
+        }
+        catch (final RuntimeException e)
+        {
+            for (final BackupView.SinkView sink : sinks)
+            {
+                problems.add(new BackupView.Problem(sinkObject(sink.exporterId(), sink.snapshot()),
+                    "cannot be checked: " + Futures.unwrapAll(e).getMessage()));
+            }
+            return problems;
+        }
+        for (final BackupView.SinkView sink : sinks)
+        {
+            final SinkCut now = found.stream().filter((f) -> f.exporterId().equals(sink.exporterId())).findFirst()
+                .orElse(null);
+            if (now == null)
+            {
+                problems.add(new BackupView.Problem(sinkObject(sink.exporterId(), sink.snapshot()),
+                    "exporter " + sink.exporterId() + " takes no snapshots now (is snapshot.repository still set?)"));
+            }
+            else if (!now.succeeded())
+            {
+                problems.add(new BackupView.Problem(sinkObject(sink.exporterId(), sink.snapshot()),
+                    "snapshot is " + now.state() + " (" + now.detail() + ")"));
+            }
+        }
+        return problems;
+    }
+
+    private static String sinkObject(final String exporterId, final String snapshot)
+    {
+        return "sink " + exporterId + " snapshot " + snapshot;
     }
 
     private void applyRetention() throws IOException
@@ -493,7 +871,9 @@ public final class BackupService implements AutoCloseable
         }
         return new BackupView(backup.backupId(), state, reason, Instant.ofEpochMilli(backup.createdAtMillis()).toString(),
             backup.isComplete() ? Instant.ofEpochMilli(backup.completedAtMillis()).toString() : null,
-            backup.holdMillis(), partitions.stream().mapToLong(PartitionView::bytes).sum(), partitions, List.of());
+            backup.holdMillis(), partitions.stream().mapToLong(PartitionView::bytes).sum(), partitions,
+            backup.sinks().stream().map((sink) -> new BackupView.SinkView(sink.exporterId(), sink.snapshot(),
+                sink.state())).toList());
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.sluice.gateway.backup.BackupView.BackupState;
 import io.sluice.gateway.exporting.FakeClusterTopology;
 import io.sluice.protocol.backup.BackupKeys;
 import io.sluice.protocol.backup.BackupManifest.PartitionCut;
+import io.sluice.protocol.backup.BackupManifest.SinkCut;
 import io.sluice.protocol.backup.BackupManifest.PartitionObject;
 import io.sluice.protocol.backup.FilesystemBackupStore;
 import io.sluice.protocol.backup.PartitionUpload;
@@ -52,8 +53,7 @@ class BackupServiceTest
     {
         store = new FilesystemBackupStore(temp.resolve("backups"));
         // Broker (p - 1) leads and uploads partition p.
-        final BackupClient client = (broker, partition, backupId, timeout) -> CompletableFuture.completedFuture(
-            new PartitionCut(partition, broker, 10L * partition, Map.of("file", 5L), List.of()));
+        final BackupClient client = new BrokersThatObey();
         for (int p = 1; p <= LAYOUT.partitionCount(); p++)
         {
             topology.leader(p, p - 1);
@@ -142,6 +142,45 @@ class BackupServiceTest
         public Instant instant()
         {
             return Instant.ofEpochMilli(millis.get());
+        }
+    }
+
+    /** Brokers that grant the hold, obey it, have no sinks with snapshots and capture partition p at 10 p. */
+    private static final class BrokersThatObey implements BackupClient
+    {
+        @Override
+        public CompletableFuture<PartitionCut> capture(final int brokerId, final int partitionId, final long backupId,
+            final Duration timeout)
+        {
+            return CompletableFuture.completedFuture(
+                new PartitionCut(partitionId, brokerId, 10L * partitionId, Map.of("file", 5L), List.of()));
+        }
+
+        @Override
+        public CompletableFuture<Long> takeHold(final int brokerId, final long backupId, final Duration lease,
+            final Duration timeout)
+        {
+            return CompletableFuture.completedFuture(backupId);
+        }
+
+        @Override
+        public CompletableFuture<Long> awaitHoldObeyed(final int brokerId, final int partitionId, final long backupId,
+            final Duration timeout)
+        {
+            return CompletableFuture.completedFuture(backupId);
+        }
+
+        @Override
+        public CompletableFuture<Long> releaseHold(final int brokerId, final long backupId, final Duration timeout)
+        {
+            return CompletableFuture.completedFuture(0L);
+        }
+
+        @Override
+        public CompletableFuture<List<SinkCut>> sinkSnapshots(final int brokerId, final long backupId, final boolean take,
+            final Duration timeout)
+        {
+            return CompletableFuture.completedFuture(List.of());
         }
     }
 }

@@ -2,6 +2,8 @@ package io.sluice.gateway.metrics;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sluice.gateway.backup.BackupService;
+import io.sluice.gateway.exporting.FakeClusterTopology;
+import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.backup.BackupKeys;
 import io.sluice.protocol.backup.BackupManifest;
 import io.sluice.protocol.backup.FilesystemBackupStore;
@@ -42,8 +44,8 @@ class BackupGaugesTest
             List.of(new BackupManifest.PartitionCut(1, 0, 50, Map.of(), List.of())));
         store.putBytes(BackupKeys.cut(6), cut6.toBytes());
         final BackupService service = new BackupService(
-            (broker, partition, id, timeout) -> CompletableFuture.failedFuture(new IllegalStateException("unused")),
-            null, store, Duration.ofSeconds(5), Duration.ofMinutes(30), null, clock);
+            null, new FakeClusterTopology(PartitionDistribution.of("127.0.0.1:26501,127.0.0.1:26511,127.0.0.1:26521", 1, 3)),
+            store, Duration.ofSeconds(5), Duration.ofMinutes(30), null, clock);
         try
         {
             final StaticListableBeanFactory beans = new StaticListableBeanFactory(Map.of("backups", service,

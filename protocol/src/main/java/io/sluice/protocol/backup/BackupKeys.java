@@ -8,6 +8,8 @@ import java.util.TreeSet;
 /**
  * The layout of backups in a {@link BackupStore}:
  * <pre>
+ *   backups/&lt;id&gt;/started                   written once the backup's hold is taken, before its cut: a backup whose
+ *                                         cut never comes (its gateway died) reads FAILED after the hold's lease
  *   backups/&lt;id&gt;/cut                       the committed cut ({@link BackupManifest} without objects): written by the
  *                                         gateway once every partition's leader captured its state; a broker uploads
  *                                         only once it is there
@@ -36,6 +38,11 @@ public final class BackupKeys
         return prefix(backupId) + "cut";
     }
 
+    public static String started(final long backupId)
+    {
+        return prefix(backupId) + "started";
+    }
+
     public static String manifest(final long backupId)
     {
         return prefix(backupId) + "manifest";
@@ -57,7 +64,7 @@ public final class BackupKeys
         return prefix(backupId) + "partition-" + partitionId + "/" + name;
     }
 
-    /** Every backup id that has a cut in the store, oldest (smallest) first. */
+    /** Every backup id that has a cut (or was started) in the store, oldest (smallest) first. */
     public static List<Long> backupIds(final BackupStore store) throws IOException
     {
         final TreeSet<Long> ids = new TreeSet<>();
@@ -65,7 +72,7 @@ public final class BackupKeys
         {
             final String rest = key.substring(ROOT.length());
             final int slash = rest.indexOf('/');
-            if (slash > 0 && rest.substring(slash + 1).equals("cut"))
+            if (slash > 0 && (rest.substring(slash + 1).equals("cut") || rest.substring(slash + 1).equals("started")))
             {
                 try
                 {

@@ -20,8 +20,10 @@ import java.util.TreeMap;
  *   partition &lt;p&gt; &lt;broker&gt; &lt;checkpoint&gt;
  *   exporter &lt;p&gt; &lt;position&gt; &lt;exporter id&gt;
  *   object &lt;p&gt; &lt;size&gt; &lt;sha256&gt; &lt;name&gt;
+ *   sink &lt;exporter id&gt; &lt;state&gt; &lt;snapshot&gt;   (a sink snapshot taken inside the cut)
  *   completed-at &lt;epoch ms&gt;             (manifest only)
  * </pre>
+ * A cut with no partitions (and no layout check) is what {@code started} holds: a backup whose cut is being taken.
  */
 public record BackupManifest(
     long backupId,
@@ -29,13 +31,50 @@ public record BackupManifest(
     long completedAtMillis,
     long holdMillis,
     Layout layout,
-    List<PartitionCut> partitions)
+    List<PartitionCut> partitions,
+    List<SinkCut> sinks)
 {
     static final String MAGIC = "sluice-backup 1";
 
     public BackupManifest
     {
         partitions = List.copyOf(partitions);
+        sinks = List.copyOf(sinks);
+    }
+
+    /** Without sink snapshots. */
+    public BackupManifest(
+        final long backupId, final long createdAtMillis, final long completedAtMillis, final long holdMillis,
+        final Layout layout, final List<PartitionCut> partitions)
+    {
+        this(backupId, createdAtMillis, completedAtMillis, holdMillis, layout, partitions, List.of());
+    }
+
+    /**
+     * A snapshot of an exporter's sink taken inside the cut (issue 26), in the repository its exporter names:
+     * {@code state} as the sink reported it when taken (SUCCESS is the only one a cut is committed with).
+     */
+    public record SinkCut(String exporterId, String snapshot, String state, String detail)
+    {
+        /** The state of a snapshot that ended well, as the sinks name it. */
+        public static final String SUCCESS = "SUCCESS";
+
+        public boolean succeeded()
+        {
+            return SUCCESS.equals(state);
+        }
+
+        public SinkCut
+        {
+            for (final String field : new String[] {exporterId, snapshot, state})
+            {
+                if (field == null || field.isEmpty() || field.contains(" ") || field.contains("\n"))
+                {
+                    throw new IllegalArgumentException("a sink snapshot's exporter id, snapshot and state are words, " +
+                        "were '" + exporterId + "', '" + snapshot + "', '" + state + "'");
+                }
+            }
+        }
     }
 
     /** Brokers, partitions and replication factor of the cluster the backup was taken of. */
@@ -97,7 +136,7 @@ public record BackupManifest(
             withObjects.add(new PartitionCut(cut.partitionId(), cut.brokerId(), cut.checkpointPosition(),
                 cut.exporterPositions(), objects.getOrDefault(cut.partitionId(), List.of())));
         }
-        return new BackupManifest(backupId, createdAtMillis, completedAt, holdMillis, layout, withObjects);
+        return new BackupManifest(backupId, createdAtMillis, completedAt, holdMillis, layout, withObjects, sinks);
     }
 
     public byte[] toBytes()
@@ -122,6 +161,11 @@ public record BackupManifest(
                 out.append("object ").append(cut.partitionId()).append(' ').append(object.size()).append(' ')
                     .append(object.sha256()).append(' ').append(object.name()).append('\n');
             }
+        }
+        for (final SinkCut sink : sinks)
+        {
+            out.append("sink ").append(sink.exporterId()).append(' ').append(sink.state()).append(' ')
+                .append(sink.snapshot()).append('\n');
         }
         if (completedAtMillis > 0)
         {
@@ -148,6 +192,7 @@ public record BackupManifest(
         final Map<Integer, Long> checkpoints = new LinkedHashMap<>();
         final Map<Integer, Map<String, Long>> positions = new LinkedHashMap<>();
         final Map<Integer, List<PartitionObject>> objects = new LinkedHashMap<>();
+        final List<SinkCut> sinks = new ArrayList<>();
         for (int i = 1; i < lines.length; i++)
         {
             final String line = lines[i];
@@ -174,6 +219,7 @@ public record BackupManifest(
                     }
                     case "exporter" -> positions.computeIfAbsent(Integer.parseInt(f[1]), (k) -> new LinkedHashMap<>())
                         .put(line.split(" ", 4)[3], Long.parseLong(f[2]));
+                    case "sink" -> sinks.add(new SinkCut(f[1], f[3], f[2], null));
                     case "object" -> objects.computeIfAbsent(Integer.parseInt(f[1]), (k) -> new ArrayList<>())
                         .add(new PartitionObject(f[4], Long.parseLong(f[2]), f[3]));
                     default -> throw new IllegalArgumentException("unknown line");
@@ -194,6 +240,6 @@ public record BackupManifest(
             cuts.add(new PartitionCut(p.getKey(), p.getValue()[0], checkpoints.get(p.getKey()),
                 positions.getOrDefault(p.getKey(), Map.of()), objects.getOrDefault(p.getKey(), List.of())));
         }
-        return new BackupManifest(id, created, completed, hold, layout, cuts);
+        return new BackupManifest(id, created, completed, hold, layout, cuts, sinks);
     }
 }

@@ -19,29 +19,29 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** What an index of the OpenSearch node holds, read over plain HTTP (not through the client under test). */
-final class SearchIndex
+public final class SearchIndex
 {
     /** One document: its {@code _id} and the fixed fields of its source. */
-    record Document(String id, int partitionId, long position, String key, JsonNode payload)
+    public record Document(String id, int partitionId, long position, String key, JsonNode payload)
     {
     }
 
     private final OpenSearchNode node;
     private final String index;
 
-    SearchIndex(final OpenSearchNode node, final String index)
+    public SearchIndex(final OpenSearchNode node, final String index)
     {
         this.node = node;
         this.index = index;
     }
 
-    long count()
+    public long count()
     {
         return node.count(index);
     }
 
     /** Every document, in partition and position order (paged with search_after). */
-    List<Document> documents()
+    public List<Document> documents()
     {
         if (count() == 0)
         {

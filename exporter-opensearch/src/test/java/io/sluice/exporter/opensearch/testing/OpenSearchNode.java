@@ -68,6 +68,8 @@ public final class OpenSearchNode implements AutoCloseable
             .put("transport.port", transportPort)
             .put("cluster.routing.allocation.disk.threshold_enabled", false)
             .put("action.auto_create_index", true)
+            // Where fs snapshot repositories may live (backups snapshot the index into one the test registers).
+            .put("path.repo", snapshotDirectory().toString())
             .build();
         final Node started = new EmbeddedNode(settings);
         started.start();
@@ -85,6 +87,24 @@ public final class OpenSearchNode implements AutoCloseable
         node.close();
         node.awaitClose(30, TimeUnit.SECONDS);
         node = null;
+    }
+
+    /** The directory {@code fs} snapshot repositories of this node may be registered under ({@code path.repo}). */
+    public Path snapshotDirectory()
+    {
+        return home.resolve("snapshots");
+    }
+
+    /** Registers an {@code fs} snapshot repository named {@code name} under {@link #snapshotDirectory()}. */
+    public void registerFsRepository(final String name)
+    {
+        final HttpResponse<String> answer = request("PUT", "/_snapshot/" + name, "{\"type\": \"fs\", \"settings\": " +
+            "{\"location\": \"" + snapshotDirectory().resolve(name).toString().replace("\\", "\\\\") + "\"}}");
+        if (answer.statusCode() != 200)
+        {
+            throw new IllegalStateException("registering repository " + name + ": " + answer.statusCode() + " " +
+                answer.body());
+        }
     }
 
     public String url()
