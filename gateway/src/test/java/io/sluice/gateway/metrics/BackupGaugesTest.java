@@ -43,7 +43,8 @@ class BackupGaugesTest
         store.putBytes(BackupKeys.cut(6), cut6.toBytes());
         final BackupService service = new BackupService(
             (broker, partition, id, timeout) -> CompletableFuture.failedFuture(new IllegalStateException("unused")),
-            null, store, Duration.ofSeconds(5), Duration.ofMinutes(30), null, clock);
+            new MutableTopology().allExporting(0, Map.of()), store, Duration.ofSeconds(5), Duration.ofMinutes(30), null,
+            clock);
         try
         {
             final StaticListableBeanFactory beans = new StaticListableBeanFactory(Map.of("backups", service,
