@@ -11,6 +11,16 @@ import io.sluice.protocol.codecs.BackfillClaimResponseEncoder;
 import io.sluice.protocol.codecs.BackfillClaimsRequestDecoder;
 import io.sluice.protocol.codecs.BackfillClaimsRequestEncoder;
 import io.sluice.protocol.codecs.BackfillClaimsResponseDecoder;
+import io.sluice.protocol.codecs.BackupHoldRequestDecoder;
+import io.sluice.protocol.codecs.BackupHoldRequestEncoder;
+import io.sluice.protocol.codecs.BackupHoldResponseDecoder;
+import io.sluice.protocol.codecs.BackupHoldResponseEncoder;
+import io.sluice.protocol.codecs.SinkSnapshotsRequestDecoder;
+import io.sluice.protocol.codecs.SinkSnapshotsRequestEncoder;
+import io.sluice.protocol.codecs.SinkSnapshotsResponseDecoder;
+import io.sluice.protocol.codecs.SinkSnapshotsResponseEncoder;
+import io.sluice.protocol.codecs.BackupHoldAction;
+import io.sluice.protocol.codecs.SinkSnapshotAction;
 import io.sluice.protocol.codecs.BackupPartitionRequestDecoder;
 import io.sluice.protocol.codecs.BackupPartitionRequestEncoder;
 import io.sluice.protocol.codecs.BackupPartitionResponseDecoder;
@@ -111,6 +121,10 @@ class SbeMessageRoundTripTest
             case BackfillClaimsResponseDecoder.TEMPLATE_ID -> new BackfillClaimsResponseDecoder();
             case BackupPartitionRequestDecoder.TEMPLATE_ID -> new BackupPartitionRequestDecoder();
             case BackupPartitionResponseDecoder.TEMPLATE_ID -> new BackupPartitionResponseDecoder();
+            case BackupHoldRequestDecoder.TEMPLATE_ID -> new BackupHoldRequestDecoder();
+            case BackupHoldResponseDecoder.TEMPLATE_ID -> new BackupHoldResponseDecoder();
+            case SinkSnapshotsRequestDecoder.TEMPLATE_ID -> new SinkSnapshotsRequestDecoder();
+            case SinkSnapshotsResponseDecoder.TEMPLATE_ID -> new SinkSnapshotsResponseDecoder();
             default -> null;
         };
         final MessageDecoderFlyweight decoder = templateId < 0 ? null : decoders.apply(templateId);
@@ -504,6 +518,65 @@ class SbeMessageRoundTripTest
         assertThat(SERVER_DECODED.get(BackupPartitionResponseDecoder.TEMPLATE_ID)).contains("search");
     }
 
+    @Test
+    void backupHoldRequestAndResponseWithTheLease() throws Exception
+    {
+        final BackupHoldRequestEncoder request = new BackupHoldRequestEncoder().wrapAndApplyHeader(scratch, 0, headerEncoder)
+            .backupId(1_764_770_000_001L).action(BackupHoldAction.OBEY).partitionId(7).leaseMillis(60_000L);
+        final BackupHoldRequestDecoder requestDecoder = new BackupHoldRequestDecoder().wrapAndApplyHeader(
+            roundTrip(BackupHoldRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.backupId()).isEqualTo(1_764_770_000_001L);
+        assertThat(requestDecoder.action()).isEqualTo(BackupHoldAction.OBEY);
+        assertThat(requestDecoder.partitionId()).isEqualTo(7);
+        assertThat(requestDecoder.leaseMillis()).isEqualTo(60_000L);
+
+        final BackupHoldResponseEncoder response = new BackupHoldResponseEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).heldBackupId(1_764_770_000_001L).partitionId(7).brokerId(2)
+            .sinceMicros(1_764_770_000_001_000L).expiresAtMicros(1_764_770_060_001_000L);
+        final BackupHoldResponseDecoder decoder = new BackupHoldResponseDecoder().wrapAndApplyHeader(
+            roundTrip(BackupHoldResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.heldBackupId()).isEqualTo(1_764_770_000_001L);
+        assertThat(decoder.partitionId()).isEqualTo(7);
+        assertThat(decoder.brokerId()).isEqualTo(2);
+        assertThat(decoder.sinceMicros()).isEqualTo(1_764_770_000_001_000L);
+        assertThat(decoder.expiresAtMicros()).isEqualTo(1_764_770_060_001_000L);
+    }
+
+    @Test
+    void sinkSnapshotsRequestAndResponseWithEverySink() throws Exception
+    {
+        final SinkSnapshotsRequestEncoder request = new SinkSnapshotsRequestEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).backupId(42L).action(SinkSnapshotAction.CHECK)
+            .timeoutMillis(20_000L);
+        final SinkSnapshotsRequestDecoder requestDecoder = new SinkSnapshotsRequestDecoder().wrapAndApplyHeader(
+            roundTrip(SinkSnapshotsRequestDecoder.TEMPLATE_ID, request.encodedLength()), 0, headerDecoder);
+        assertThat(requestDecoder.backupId()).isEqualTo(42L);
+        assertThat(requestDecoder.action()).isEqualTo(SinkSnapshotAction.CHECK);
+        assertThat(requestDecoder.timeoutMillis()).isEqualTo(20_000L);
+
+        final SinkSnapshotsResponseEncoder response = new SinkSnapshotsResponseEncoder()
+            .wrapAndApplyHeader(scratch, 0, headerEncoder).brokerId(1);
+        final SinkSnapshotsResponseEncoder.SinksEncoder sinks = response.sinksCount(2);
+        sinks.next().exporterId("search").snapshot("sluice-backup-42").state("SUCCESS").detail("");
+        sinks.next().exporterId("search-eu").snapshot("sluice-backup-42").state("FAILED").detail("repository missing");
+        final SinkSnapshotsResponseDecoder decoder = new SinkSnapshotsResponseDecoder().wrapAndApplyHeader(
+            roundTrip(SinkSnapshotsResponseDecoder.TEMPLATE_ID, response.encodedLength()), 0, headerDecoder);
+        assertThat(decoder.brokerId()).isEqualTo(1);
+        final SinkSnapshotsResponseDecoder.SinksDecoder echoed = decoder.sinks();
+        assertThat(echoed.count()).isEqualTo(2);
+        echoed.next();
+        assertThat(echoed.exporterId()).isEqualTo("search");
+        assertThat(echoed.snapshot()).isEqualTo("sluice-backup-42");
+        assertThat(echoed.state()).isEqualTo("SUCCESS");
+        assertThat(echoed.detail()).isEmpty();
+        echoed.next();
+        assertThat(echoed.exporterId()).isEqualTo("search-eu");
+        assertThat(echoed.snapshot()).isEqualTo("sluice-backup-42");
+        assertThat(echoed.state()).isEqualTo("FAILED");
+        assertThat(echoed.detail()).isEqualTo("repository missing");
+        assertThat(SERVER_DECODED.get(SinkSnapshotsResponseDecoder.TEMPLATE_ID)).contains("search-eu");
+    }
+
     /** Fails when the schema gains a message this test does not round-trip yet. */
     @Test
     void everyMessageOfTheSchemaIsCovered() throws Exception
@@ -529,7 +602,9 @@ class SbeMessageRoundTripTest
             ExportersStatusRequestDecoder.TEMPLATE_ID, ExportersStatusResponseDecoder.TEMPLATE_ID,
             BackfillClaimRequestDecoder.TEMPLATE_ID, BackfillClaimResponseDecoder.TEMPLATE_ID,
             BackfillClaimsRequestDecoder.TEMPLATE_ID, BackfillClaimsResponseDecoder.TEMPLATE_ID,
-            BackupPartitionRequestDecoder.TEMPLATE_ID, BackupPartitionResponseDecoder.TEMPLATE_ID));
+            BackupPartitionRequestDecoder.TEMPLATE_ID, BackupPartitionResponseDecoder.TEMPLATE_ID,
+            BackupHoldRequestDecoder.TEMPLATE_ID, BackupHoldResponseDecoder.TEMPLATE_ID,
+            SinkSnapshotsRequestDecoder.TEMPLATE_ID, SinkSnapshotsResponseDecoder.TEMPLATE_ID));
         assertThat(schemaIds).as("template ids in the schema vs. the ones round-tripped here")
             .containsExactlyInAnyOrderElementsOf(expected);
     }
