@@ -29,6 +29,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -57,6 +59,9 @@ class BackupFaultsIT
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
+
+    private static final Pattern UPLOAD_OF_BACKUP_2_FAILED =
+        Pattern.compile("backup 2 of partition \\d+ failed");
 
     private S3Server s3;
     private SlowLink link;
@@ -125,10 +130,26 @@ class BackupFaultsIT
         cluster.log("backup 1 FAILED " + Duration.ofNanos(System.nanoTime() - killed).toMillis() +
             " ms after broker " + victim + " was killed");
 
+        // A backup holds acknowledgements on every pair, as a pause does: the next one needs the broker back in the
+        // gateway's view, not only running.
         cluster.startBroker(victim);
-        cluster.awaitReady();
-        cluster.awaitLeaders();
+        Exporting.everyBrokerUp(cluster);
         assertThat(backup(1).path("state").asString()).as("the restarted broker does not revive it").isEqualTo("FAILED");
+
+        // The other brokers' uploads of backup 1 stop at their next object: let the one in flight end at full speed,
+        // or it would still hold their upload thread (and take the next case's store outage) when backup 2 starts.
+        link.rate(0);
+        for (final JsonNode other : ended.path("partitions"))
+        {
+            final int broker = other.path("brokerId").asInt();
+            if (broker != victim)
+            {
+                final Pattern ended1 = Pattern.compile("backup 1 of partition " + other.path("partitionId").asInt() +
+                    " (stored|dropped|failed)");
+                Await.until("broker " + broker + "'s upload of backup 1 ended", SluiceCluster.scaled(Duration.ofSeconds(60)),
+                    () -> ended1.matcher(cluster.broker(broker).logOfLatestRun()).find());
+            }
+        }
     }
 
     @Test
@@ -153,6 +174,11 @@ class BackupFaultsIT
         assertThat(whileDown.status()).as(whileDown.toString()).isEqualTo(503);
         assertThat(whileDown.body()).contains("s3 store");
 
+        // The store's client retries a refused request for a while: an outage shorter than that is ridden out (the
+        // backup then completes). Down until an upload gave up, this one must fail the backup.
+        Await.until("an upload of backup 2 failed", SluiceCluster.scaled(Duration.ofSeconds(60)), () ->
+            IntStream.range(0, cluster.brokerCount()).anyMatch(id ->
+                UPLOAD_OF_BACKUP_2_FAILED.matcher(cluster.broker(id).logOfLatestRun()).find()));
         s3.start();
         cluster.log("S3 server started again");
         final JsonNode ended = awaitEnded(2);
