@@ -14,6 +14,7 @@ import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.RaftMetadataMend;
 import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
@@ -218,6 +219,12 @@ public final class Broker implements AutoCloseable
             partitions.put(partitionId, partition);
             byGroup.put(group.getGroupId(), partition);
         }
+
+        final Map<RaftGroupId, RaftGroup> hosted = new LinkedHashMap<>();
+        hosted.put(ControlGroup.GROUP_ID, control.raftGroup());
+        partitions.values().forEach((p) -> hosted.put(p.group().getGroupId(), p.group()));
+        RaftMetadataMend.mendAll(config.brokerDir().resolve("raft"), RaftPeers.peerId(nodeId), hosted,
+            RaftSettings.maxLogEntry());
 
         RaftServer raftServer = null;
         TransportServer transport = null;

@@ -82,9 +82,8 @@ public final class RaftSettings
         // and its leader is voted out over and over.
         // Raft log segments follow the record log's (only closed segments are purged), within 256 KiB..32 MiB.
         final long raftSegmentBytes = Math.max(256 * 1024, Math.min(32L * 1024 * 1024, config.segmentSizeBytes()));
-        final long writeBufferBytes = AppendLimits.MAX_ENTRY_BYTES + 64 * 1024;
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf(AppendLimits.MAX_ENTRY_BYTES));
-        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(writeBufferBytes));
+        RaftServerConfigKeys.Log.setWriteBufferSize(properties, maxLogEntry());
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(raftSegmentBytes));
         RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf(Math.min(1024 * 1024, raftSegmentBytes)));
         RaftServerConfigKeys.Log.setSegmentCacheNumMax(properties, 2);
@@ -97,6 +96,12 @@ public final class RaftSettings
         RaftServerConfigKeys.Log.setPurgeGap(properties, (int)Math.min(1024, config.snapshotThresholdEntries()));
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
         return properties;
+    }
+
+    /** The largest Raft log entry a broker writes, with its length and checksum: Ratis's write buffer holds one. */
+    public static SizeInBytes maxLogEntry()
+    {
+        return SizeInBytes.valueOf(AppendLimits.MAX_ENTRY_BYTES + 64 * 1024);
     }
 
     /**
