@@ -82,12 +82,11 @@ public final class KnownSettings implements ApplicationListener<ApplicationEnvir
 
     /**
      * Environment variables of the distribution's tools that share the prefix but are no settings: the admin CLI's
-     * (CONTRACT §6), the backup hook's, the backup CronJob's and {@code qa/bench.sh}'s (its benchmarks start
-     * processes that inherit it). Exact names, environment only.
+     * (CONTRACT §6), the backup hook's and {@code qa/bench.sh}'s (its benchmarks start processes that inherit it).
+     * Exact names, environment only.
      */
     static final Set<String> TOOL_VARIABLES = Set.of("SLUICE_GATEWAY", "SLUICE_TOKEN", "SLUICE_CA_CERT", "SLUICE_JAR",
-        "SLUICE_CLI_JAVA_OPTS", "SLUICE_BROKER_SELECTOR", "SLUICE_BROKER_COUNT", "SLUICE_SNAPSHOT_CLASS",
-        "SLUICE_SNAPSHOT_TIMEOUT", "SLUICE_BENCH_BUILD");
+        "SLUICE_CLI_JAVA_OPTS", "SLUICE_BENCH_BUILD");
 
     private static final int MAX_SUGGESTION_DISTANCE = 3;
 

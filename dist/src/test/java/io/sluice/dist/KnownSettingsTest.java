@@ -89,6 +89,14 @@ final class KnownSettingsTest
         KnownSettings.check(environment);
     }
 
+    /** The variables of the script the backup CronJob ran before it called the CLI are read by nothing any more. */
+    @Test
+    void theRetiredCronJobScriptsVariablesAreRefused()
+    {
+        assertThatThrownBy(() -> KnownSettings.check(environment(Map.of("SLUICE_SNAPSHOT_TIMEOUT", "60"))))
+            .hasMessageStartingWith("SLUICE_SNAPSHOT_TIMEOUT: unknown setting");
+    }
+
     /** A field added to a settings class without its name here would make every start with it set fail. */
     @Test
     void everyBoundSettingOfTheSettingsClassesIsKnown() throws IOException
