@@ -2,7 +2,6 @@ package io.sluice.cli;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -14,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.Callable;
 
 /** {@code admin backfill start|status|cancel}: CONTRACT §3 "Reset to latest and backfill". */
 @Command(
@@ -31,15 +29,10 @@ final class BackfillCommands extends CommandGroup
             "Reset EXPORTER to the latest positions and backfill the skipped ranges with N tasks.",
             "EXPORTER moves to each partition's latest committed position; N supervised tasks export the skipped",
             "ranges. Try --dry-run first: it prints the plan and changes nothing."})
-    static final class Start implements Callable<Integer>
+    static final class Start extends GatewayCommand
     {
-        private final CliConsole console;
-
         @Spec
         CommandSpec spec;
-
-        @Mixin
-        GatewayOptions gateway;
 
         @Parameters(index = "0", paramLabel = "EXPORTER", description = "Exporter id, e.g. file.")
         String exporterId;
@@ -55,7 +48,7 @@ final class BackfillCommands extends CommandGroup
 
         Start(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
@@ -84,8 +77,7 @@ final class BackfillCommands extends CommandGroup
             }
 
             final GatewayAnswer answer = gateway.connect(console).post(path.toString());
-            final int exitCode = Answers.print(console, gateway.output(), "backfill start " + exporterId, answer,
-                this::printPlan);
+            final int exitCode = printAnswer("backfill start " + exporterId, answer, this::printPlan);
             final String registered = answer.isSuccess() ? "" : answer.json().path("backfillId").asString("");
             if (!registered.isEmpty())
             {
@@ -149,15 +141,10 @@ final class BackfillCommands extends CommandGroup
         description = {
             "Show every backfill, or one with its tasks.",
             "With --watch, show a live progress bar until it ends; exit 0 only when it SUCCEEDED."})
-    static final class Status implements Callable<Integer>
+    static final class Status extends GatewayCommand
     {
-        private final CliConsole console;
-
         @Spec
         CommandSpec spec;
-
-        @Mixin
-        GatewayOptions gateway;
 
         @Parameters(index = "0", arity = "0..1", paramLabel = "ID", description = "Backfill id.")
         String backfillId;
@@ -176,7 +163,7 @@ final class BackfillCommands extends CommandGroup
 
         Status(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
@@ -193,7 +180,7 @@ final class BackfillCommands extends CommandGroup
             }
 
             final boolean every = backfillId == null;
-            return Answers.print(console, gateway.output(), "backfill status",
+            return printAnswer("backfill status",
                 client.get(every ? "/backfills" : "/backfills/" + encode(backfillId)),
                 every ? this::printList : this::printOne);
         }
@@ -246,25 +233,20 @@ final class BackfillCommands extends CommandGroup
     }
 
     @Command(name = "cancel", mixinStandardHelpOptions = true, description = "Cancel a running backfill.")
-    static final class Cancel implements Callable<Integer>
+    static final class Cancel extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         @Parameters(index = "0", paramLabel = "ID", description = "Backfill id.")
         String backfillId;
 
         Cancel(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
         public Integer call() throws GatewayUnreachableException
         {
-            return Answers.print(console, gateway.output(), "backfill cancel " + backfillId,
+            return printAnswer("backfill cancel " + backfillId,
                 gateway.connect(console).delete("/backfills/" + encode(backfillId)), this::printCancelled);
         }
 

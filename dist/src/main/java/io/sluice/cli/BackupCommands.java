@@ -1,13 +1,11 @@
 package io.sluice.cli;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
-import java.util.concurrent.Callable;
 
 /** {@code admin backup take|status|list|delete|verify}: CONTRACT §8, over {@code /actuator/backups}. */
 @Command(
@@ -24,13 +22,8 @@ final class BackupCommands extends CommandGroup
         "Take a backup of every partition in one call.",
         "Answered once the cut is committed; the brokers upload it afterwards. With --wait, follow it until it",
         "COMPLETED (exit 0) or FAILED (exit 1)."})
-    static final class Take implements Callable<Integer>
+    static final class Take extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         @Option(names = "--id", paramLabel = "N", description = "The backup id (default: now in epoch milliseconds).")
         Long id;
 
@@ -43,7 +36,7 @@ final class BackupCommands extends CommandGroup
 
         Take(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
@@ -54,7 +47,7 @@ final class BackupCommands extends CommandGroup
                 client.postJson("/backups", "{\"backupId\": " + id + "}");
             if (!answer.isSuccess())
             {
-                return Answers.reportError(console, "backup take", answer);
+                return reportError("backup take", answer);
             }
             final long backupId = answer.json().path("backupId").asLong();
             if (gateway.output() == OutputFormat.json && !waitForIt)
@@ -70,13 +63,8 @@ final class BackupCommands extends CommandGroup
     @Command(name = "status", mixinStandardHelpOptions = true, description = {
         "Show one backup: its state and every partition's checkpoint.",
         "With --watch, follow it until it COMPLETED (exit 0) or FAILED (exit 1)."})
-    static final class Status implements Callable<Integer>
+    static final class Status extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         @Parameters(index = "0", paramLabel = "ID", description = "The backup id.")
         long id;
 
@@ -89,7 +77,7 @@ final class BackupCommands extends CommandGroup
 
         Status(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
@@ -100,28 +88,22 @@ final class BackupCommands extends CommandGroup
             {
                 return follow(console, client, gateway.output(), id, interval);
             }
-            return Answers.print(console, gateway.output(), "backup status", client.get("/backups/" + id),
-                (json) -> printBackup(console, json));
+            return printAnswer("backup status", client.get("/backups/" + id), (json) -> printBackup(console, json));
         }
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true, description = "List every backup, newest first.")
-    static final class ListBackups implements Callable<Integer>
+    static final class ListBackups extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         ListBackups(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
         public Integer call() throws GatewayUnreachableException
         {
-            return Answers.print(console, gateway.output(), "backup list", gateway.connect(console).get("/backups"),
+            return printAnswer("backup list", gateway.connect(console).get("/backups"),
                 (json) ->
                 {
                     final Table table = new Table("BACKUP", "STATE", "CREATED", "COMPLETED", "BYTES", "REASON");
@@ -137,19 +119,14 @@ final class BackupCommands extends CommandGroup
     }
 
     @Command(name = "delete", mixinStandardHelpOptions = true, description = "Delete a backup from the store.")
-    static final class Delete implements Callable<Integer>
+    static final class Delete extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         @Parameters(index = "0", paramLabel = "ID", description = "The backup id.")
         long id;
 
         Delete(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
@@ -158,7 +135,7 @@ final class BackupCommands extends CommandGroup
             final GatewayAnswer answer = gateway.connect(console).delete("/backups/" + id);
             if (!answer.isSuccess())
             {
-                return Answers.reportError(console, "backup delete", answer);
+                return reportError("backup delete", answer);
             }
             console.out().println("backup " + id + " deleted");
             return ExitCode.SUCCEEDED;
@@ -168,26 +145,21 @@ final class BackupCommands extends CommandGroup
     @Command(name = "verify", mixinStandardHelpOptions = true, description = {
         "Check every object of a backup without restoring it.",
         "Exit 0 when it verifies, 1 when any object is missing, of another size or checksum."})
-    static final class Verify implements Callable<Integer>
+    static final class Verify extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         @Parameters(index = "0", paramLabel = "ID", description = "The backup id.")
         long id;
 
         Verify(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
         public Integer call() throws GatewayUnreachableException
         {
             final GatewayAnswer answer = gateway.connect(console).post("/backups/" + id + "/verify");
-            final int printed = Answers.print(console, gateway.output(), "backup verify", answer, (json) ->
+            final int printed = printAnswer("backup verify", answer, (json) ->
             {
                 console.out().println("backup " + id + ": " + (json.path("ok").asBoolean() ? "verified" : "DOES NOT VERIFY") +
                     ", " + json.path("checkedObjects").asString() + " objects checked");

@@ -1,10 +1,8 @@
 package io.sluice.cli;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import tools.jackson.databind.JsonNode;
 
-import java.util.concurrent.Callable;
 
 /**
  * {@code admin exporters}: the exporters view of {@code GET /actuator/exporters}, one row per exporter and
@@ -15,23 +13,17 @@ import java.util.concurrent.Callable;
     mixinStandardHelpOptions = true,
     description = "Show every exporter per partition: acknowledged position, lag, state (EXPORTING, RETRYING, "
         + "PAUSED, SOFT_PAUSED, UNKNOWN) and last error.")
-final class ExportersCommand implements Callable<Integer>
+final class ExportersCommand extends GatewayCommand
 {
-    private final CliConsole console;
-
-    @Mixin
-    GatewayOptions gateway;
-
     ExportersCommand(final CliConsole console)
     {
-        this.console = console;
+        super(console);
     }
 
     @Override
     public Integer call() throws GatewayUnreachableException
     {
-        return Answers.print(
-            console, gateway.output(), "exporters", gateway.connect(console).get("/exporters"), this::printView);
+        return printAnswer("exporters", gateway.connect(console).get("/exporters"), this::printView);
     }
 
     private void printView(final JsonNode view)

@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 
 /** {@code admin exporting pause|resume|status}: CONTRACT §3 "Exporting control". */
 @Command(
@@ -59,22 +58,17 @@ final class ExportingCommands extends CommandGroup
     }
 
     /** Pause, soft pause and resume: the same call with retries (see {@link ExportingCall}), each to its own path. */
-    abstract static class ExportingChange implements Callable<Integer>
+    abstract static class ExportingChange extends GatewayCommand
     {
-        private final CliConsole console;
-
         @Spec
         CommandSpec spec;
-
-        @Mixin
-        GatewayOptions gateway;
 
         @Mixin
         RetryOptions retry;
 
         ExportingChange(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         /** Posts to {@code path} with the retry options; {@code name} is what messages call the change. */
@@ -137,23 +131,17 @@ final class ExportingCommands extends CommandGroup
         name = "status",
         mixinStandardHelpOptions = true,
         description = "Show every pair's exporting state and positions, and the cluster's overall state.")
-    static final class Status implements Callable<Integer>
+    static final class Status extends GatewayCommand
     {
-        private final CliConsole console;
-
-        @Mixin
-        GatewayOptions gateway;
-
         Status(final CliConsole console)
         {
-            this.console = console;
+            super(console);
         }
 
         @Override
         public Integer call() throws GatewayUnreachableException
         {
-            return Answers.print(console, gateway.output(), "exporting status",
-                gateway.connect(console).get("/exporting"), this::printTable);
+            return printAnswer("exporting status", gateway.connect(console).get("/exporting"), this::printTable);
         }
 
         private void printTable(final JsonNode exporting)

@@ -1,7 +1,6 @@
 package io.sluice.cli;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import tools.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
@@ -10,7 +9,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
 
 /**
  * {@code admin partitions}: the cluster view of {@code GET /actuator/partitions} as two tables, brokers
@@ -22,23 +20,17 @@ import java.util.concurrent.Callable;
     aliases = "topology",
     mixinStandardHelpOptions = true,
     description = "Show every broker and partition: role, term, health, reachable or not.")
-final class PartitionsCommand implements Callable<Integer>
+final class PartitionsCommand extends GatewayCommand
 {
-    private final CliConsole console;
-
-    @Mixin
-    GatewayOptions gateway;
-
     PartitionsCommand(final CliConsole console)
     {
-        this.console = console;
+        super(console);
     }
 
     @Override
     public Integer call() throws GatewayUnreachableException
     {
-        return Answers.print(
-            console, gateway.output(), "partitions", gateway.connect(console).get("/partitions"), this::printView);
+        return printAnswer("partitions", gateway.connect(console).get("/partitions"), this::printView);
     }
 
     private void printView(final JsonNode view)

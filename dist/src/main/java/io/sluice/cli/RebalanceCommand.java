@@ -1,12 +1,10 @@
 package io.sluice.cli;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import tools.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 
 /**
  * {@code admin rebalance}: CONTRACT §3 "Leader balance". Prints one row per partition (its preferred broker, its
@@ -21,16 +19,11 @@ import java.util.concurrent.Callable;
         "Move each partition's leadership to its preferred broker where that replica is in sync.",
         "The preferred broker is the first of the partition's placement. Exit 0 when every partition is on its",
         "preferred broker afterwards, 1 otherwise."})
-final class RebalanceCommand implements Callable<Integer>
+final class RebalanceCommand extends GatewayCommand
 {
-    private final CliConsole console;
-
-    @Mixin
-    GatewayOptions gateway;
-
     RebalanceCommand(final CliConsole console)
     {
-        this.console = console;
+        super(console);
     }
 
     @Override
@@ -40,7 +33,7 @@ final class RebalanceCommand implements Callable<Integer>
         final JsonNode partitions = answer.json().path("partitions");
         if (!partitions.isArray() || (!answer.isSuccess() && answer.status() != 503))
         {
-            return Answers.reportError(console, "rebalance", answer);
+            return reportError("rebalance", answer);
         }
         if (gateway.output() == OutputFormat.json)
         {

@@ -4,19 +4,13 @@ import io.sluice.broker.errors.PartitionException;
 import io.sluice.protocol.codecs.BackfillClaimAction;
 import io.sluice.protocol.codecs.BackfillClaimPhase;
 import io.sluice.protocol.codecs.ErrorCode;
-import io.sluice.protocol.concurrent.Futures;
-import org.agrona.concurrent.UnsafeBuffer;
 
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * The backfill claims on this broker (issue 15), behind the command API: a change of an exporter's claim committed
@@ -39,8 +33,8 @@ public final class BackfillClaims
     private final int brokerId;
     private final ControlGroup control;
     private final Set<String> exporterIds;
-    private final Duration timeout;
     private final Clock clock;
+    private final ControlWaits waits;
 
     /**
      * @param exporterIds the configured exporters: a claim of another is refused before anything is proposed.
@@ -54,8 +48,8 @@ public final class BackfillClaims
         this.brokerId = brokerId;
         this.control = control;
         this.exporterIds = new TreeSet<>(exporterIds);
-        this.timeout = timeout;
         this.clock = clock;
+        this.waits = new ControlWaits(brokerId, control, timeout, "not applied");
     }
 
     /**
@@ -84,25 +78,10 @@ public final class BackfillClaims
             return CompletableFuture.failedFuture(new PartitionException(ErrorCode.INVALID_ARGUMENT, 0, -1,
                 "broker " + brokerId + ": " + e.getMessage()));
         }
-        return control.commitWithReply(ControlEntries.backfillClaim(change))
-            .thenCompose((committed) ->
-            {
-                final BackfillClaimReply reply;
-                try
-                {
-                    reply = ClaimCodes.decodeResult(new UnsafeBuffer(committed.reply().toByteArray()), exporterId);
-                }
-                catch (final IOException e)
-                {
-                    throw new CompletionException(e);
-                }
-                return control.awaitApplied(committed.index()).thenApply((applied) -> new Answer(committed.index(), reply));
-            })
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-            .exceptionally((failure) ->
-            {
-                throw failed(action + " of exporter '" + exporterId + "' by backfill " + backfillId, failure);
-            });
+        return waits.commit(ControlEntries.backfillClaim(change),
+                (bytes) -> ClaimCodes.decodeResult(bytes, exporterId),
+                action + " of exporter '" + exporterId + "' by backfill " + backfillId)
+            .thenApply((applied) -> new Answer(applied.index(), applied.reply()));
     }
 
     /**
@@ -120,18 +99,13 @@ public final class BackfillClaims
                     (leader < 0 ? "no leader known" : "leader is " + leader) + ")"));
         }
         final long commitIndex = control.commitIndex();
-        return control.awaitApplied(commitIndex)
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        return waits.bounded(control.awaitApplied(commitIndex)
             .thenApply((applied) ->
             {
                 final BackfillClaimTable.Contents contents = control.state().backfillClaims().contents();
                 return new View(clock.millis(), control.stateMachine().lastAppliedIndex(), contents.claims(),
                     contents.emptyBackfills());
-            })
-            .exceptionally((failure) ->
-            {
-                throw failed("reading the backfill claims at control index " + commitIndex, failure);
-            });
+            }), "reading the backfill claims at control index " + commitIndex);
     }
 
     /**
@@ -146,29 +120,8 @@ public final class BackfillClaims
         {
             return CompletableFuture.completedFuture(table.registrationRefusal(exporterId, backfillId, false, clock.millis()));
         }
-        return control.awaitApplied(claimIndex)
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-            .thenApply((applied) -> table.registrationRefusal(exporterId, backfillId, true, clock.millis()))
-            .exceptionally((failure) ->
-            {
-                throw failed("the claim of backfill " + backfillId + " at control index " + claimIndex, failure);
-            });
-    }
-
-    private PartitionException failed(final String what, final Throwable failure)
-    {
-        final Throwable cause = Futures.unwrapAll(failure);
-        if (cause instanceof PartitionException e)
-        {
-            return e;
-        }
-        if (cause instanceof TimeoutException)
-        {
-            return new PartitionException(ErrorCode.TIMEOUT, 0, -1, "broker " + brokerId + ": " + what +
-                ": not applied here within " + timeout.toMillis() + " ms (no control group quorum? its leader is " +
-                (control.leaderId() < 0 ? "unknown" : "broker " + control.leaderId()) + ")");
-        }
-        return new PartitionException(ErrorCode.UNAVAILABLE, 0, -1, "broker " + brokerId + ": " + what + ": " +
-            cause.getMessage());
+        return waits.bounded(control.awaitApplied(claimIndex)
+            .thenApply((applied) -> table.registrationRefusal(exporterId, backfillId, true, clock.millis())),
+            "the claim of backfill " + backfillId + " at control index " + claimIndex);
     }
 }

@@ -10,7 +10,6 @@ import io.sluice.broker.log.codecs.MessageHeaderEncoder;
 import io.sluice.broker.partition.Partition;
 import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ExportingState;
-import io.sluice.protocol.concurrent.Futures;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -19,9 +18,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A backup's hold on acknowledgements on this broker (issue 26), behind the command API: taken and released through
@@ -36,7 +33,7 @@ public final class BackupHolds
     private final int brokerId;
     private final ControlGroup control;
     private final Map<Integer, Partition> partitions;
-    private final Duration timeout;
+    private final ControlWaits waits;
 
     public BackupHolds(final int brokerId, final ControlGroup control, final Map<Integer, Partition> partitions,
         final Duration timeout)
@@ -44,7 +41,7 @@ public final class BackupHolds
         this.brokerId = brokerId;
         this.control = control;
         this.partitions = partitions;
-        this.timeout = timeout;
+        this.waits = new ControlWaits(brokerId, control, timeout, "not in place");
     }
 
     /**
@@ -87,14 +84,9 @@ public final class BackupHolds
             return CompletableFuture.failedFuture(new PartitionException(ErrorCode.NOT_MEMBER, partitionId, -1,
                 "partition " + partitionId + " is not replicated on broker " + brokerId));
         }
-        return control.state().awaitBackupHold(backupId)
-            .thenCompose((hold) -> partition.exporting().awaitObeyed(ExportingState.SOFT_PAUSED).thenApply((v) -> hold))
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-            .exceptionally((failure) ->
-            {
-                throw failed("partition " + partitionId + " on broker " + brokerId + ": the hold of backup " + backupId,
-                    failure);
-            });
+        return waits.bounded(control.state().awaitBackupHold(backupId)
+            .thenCompose((hold) -> partition.exporting().awaitObeyed(ExportingState.SOFT_PAUSED).thenApply((v) -> hold)),
+            "partition " + partitionId + " on broker " + brokerId + ": the hold of backup " + backupId);
     }
 
     /** Whether this broker's replica holds backup {@code backupId}'s hold now. */
@@ -117,26 +109,9 @@ public final class BackupHolds
             return CompletableFuture.failedFuture(new PartitionException(ErrorCode.INVALID_ARGUMENT, 0, -1,
                 "broker " + brokerId + ": a backup id is positive, was " + backupId));
         }
-        return control.commitWithReply(ControlEntries.backupHold(backupId, action, leaseMicros, brokerId,
-                control.nowMicros()))
-            .thenCompose((committed) ->
-            {
-                final BackupHold.Reply reply;
-                try
-                {
-                    reply = decodeResult(new UnsafeBuffer(committed.reply().toByteArray()));
-                }
-                catch (final IOException e)
-                {
-                    throw new CompletionException(e);
-                }
-                return control.awaitApplied(committed.index()).thenApply((applied) -> reply);
-            })
-            .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-            .exceptionally((failure) ->
-            {
-                throw failed(action + " of backup " + backupId + "'s hold", failure);
-            });
+        return waits.commit(ControlEntries.backupHold(backupId, action, leaseMicros, brokerId, control.nowMicros()),
+                BackupHolds::decodeResult, action + " of backup " + backupId + "'s hold")
+            .thenApply(ControlWaits.Applied::reply);
     }
 
     static byte[] encodeResult(final BackupHold.Reply reply)
@@ -175,22 +150,5 @@ public final class BackupHolds
         final long held = result.heldBackupId();
         return new BackupHold.Reply(outcome, held > 0 ? new BackupHold(held, result.sinceMicros(),
             result.expiresAtMicros()) : null);
-    }
-
-    private PartitionException failed(final String what, final Throwable failure)
-    {
-        final Throwable cause = Futures.unwrapAll(failure);
-        if (cause instanceof PartitionException e)
-        {
-            return e;
-        }
-        if (cause instanceof TimeoutException)
-        {
-            return new PartitionException(ErrorCode.TIMEOUT, 0, -1, "broker " + brokerId + ": " + what +
-                ": not in place here within " + timeout.toMillis() + " ms (no control group quorum? its leader is " +
-                (control.leaderId() < 0 ? "unknown" : "broker " + control.leaderId()) + ")");
-        }
-        return new PartitionException(ErrorCode.UNAVAILABLE, 0, -1, "broker " + brokerId + ": " + what + ": " +
-            cause.getMessage());
     }
 }

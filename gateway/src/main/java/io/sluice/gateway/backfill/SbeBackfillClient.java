@@ -1,11 +1,10 @@
 package io.sluice.gateway.backfill;
 
+import io.sluice.gateway.broker.AdminRequests;
 import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
-import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BackfillClaimOutcome;
 import io.sluice.protocol.codecs.BackfillClaimPhase;
 import io.sluice.protocol.codecs.BackfillClaimRequestEncoder;
@@ -20,7 +19,6 @@ import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.CancelBackfillRequestEncoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -32,24 +30,23 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
+import static io.sluice.gateway.broker.ResponseFrames.checkPartition;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * {@link BackfillClient} on the gateway's one request path ({@link BrokerRequests}): the partitions' backfill requests
- * and the control group's claim requests. Requests keep only their values and encode
+ * {@link BackfillClient} on the gateway's one request path ({@link BrokerRequests}, through {@link AdminRequests}): the
+ * partitions' backfill requests and the control group's claim requests. Requests keep only their values and encode
  * with per-thread encoders (the transport may write on any of its threads); answers are decoded with
  * per-thread decoders after {@link ResponseFrames} has checked the header, and every variable-length field is
  * bounds-checked before it is read, so a garbage answer fails the future instead of reading out of bounds.
  */
 public final class SbeBackfillClient implements BackfillClient
 {
-    private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
-
-    private final BrokerRequests requests;
+    private final AdminRequests<Codecs> requests;
 
     public SbeBackfillClient(final TransportClient transport, final PartitionDistribution distribution)
     {
-        this.requests = new BrokerRequests(transport, distribution);
+        this.requests = new AdminRequests<>(transport, distribution, Codecs::new);
     }
 
     @Override
@@ -59,20 +56,17 @@ public final class SbeBackfillClient implements BackfillClient
     {
         final byte[] backfill = utf8(backfillId);
         final byte[] exporter = utf8(exporterId);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillRequestEncoder.BLOCK_LENGTH +
+        final int length = BackfillRequestEncoder.BLOCK_LENGTH +
             BackfillRequestEncoder.backfillIdHeaderLength() + backfill.length +
             BackfillRequestEncoder.exporterIdHeaderLength() + exporter.length;
-        return send(brokerId, partitionId, RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return send(brokerId, partitionId, length, timeout,
+            (codecs, buffer, offset) -> codecs.backfillRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
                 .taskCount(taskCount)
                 .firstTaskId(firstTaskId)
                 .claimIndex(claimIndex)
                 .putBackfillId(backfill, 0, backfill.length)
-                .putExporterId(exporter, 0, exporter.length);
-        }), timeout);
+                .putExporterId(exporter, 0, exporter.length));
     }
 
     @Override
@@ -105,45 +99,37 @@ public final class SbeBackfillClient implements BackfillClient
         final byte[] exporter = utf8(request.exporterId());
         final byte[] backfill = utf8(request.backfillId());
         final byte[] expected = utf8(request.expectedBackfillId());
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillClaimRequestEncoder.BLOCK_LENGTH +
+        final int length = BackfillClaimRequestEncoder.BLOCK_LENGTH +
             BackfillClaimRequestEncoder.exporterIdHeaderLength() + exporter.length +
             BackfillClaimRequestEncoder.backfillIdHeaderLength() + backfill.length +
             BackfillClaimRequestEncoder.expectedBackfillIdHeaderLength() + expected.length;
         final String what = "broker " + brokerId + ": " + request.action() + " of exporter " + request.exporterId() +
             "'s claim";
-        return requests.send(brokerId, RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.claimRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return requests.send(brokerId, length,
+            (codecs, buffer, offset) -> codecs.claimRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .action(request.action())
                 .expectedPhase(request.expectedPhase())
                 .empty(request.empty() ? BooleanType.TRUE : BooleanType.FALSE)
                 .putExporterId(exporter, 0, exporter.length)
                 .putBackfillId(backfill, 0, backfill.length)
-                .putExpectedBackfillId(expected, 0, expected.length);
-        }), timeout, (buffer) -> decodeClaim(buffer, what));
+                .putExpectedBackfillId(expected, 0, expected.length),
+            timeout, what, SbeBackfillClient::decodeClaim);
     }
 
     @Override
     public CompletableFuture<ControlBackfills> claims(final int brokerId, final Duration timeout)
     {
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackfillClaimsRequestEncoder.BLOCK_LENGTH;
-        return requests.send(brokerId, RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.claimsRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).brokerId(brokerId);
-        }), timeout, (buffer) -> decodeClaims(buffer, "broker " + brokerId + ": backfill claims"));
+        return requests.send(brokerId, BackfillClaimsRequestEncoder.BLOCK_LENGTH,
+            (codecs, buffer, offset) -> codecs.claimsRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .brokerId(brokerId),
+            timeout, "broker " + brokerId + ": backfill claims", SbeBackfillClient::decodeClaims);
     }
 
     /** Decodes a BackfillClaimResponse; an ErrorResponse becomes a BrokerErrorException. */
-    static ClaimAnswer decodeClaim(final DirectBuffer buffer, final String what)
+    static ClaimAnswer decodeClaim(final Codecs codecs, final DirectBuffer buffer, final String what)
     {
-        final Codecs codecs = CODECS.get();
-        return ResponseFrames.decode(buffer, BackfillClaimResponseDecoder.TEMPLATE_ID, what, "claim answer",
-            (header, length) ->
+        return ResponseFrames.decode(buffer, codecs.claimResponse, what, "claim answer", (response, length) ->
         {
-            final BackfillClaimResponseDecoder response = codecs.claimResponse.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             checkLimit(MessageHeaderDecoder.ENCODED_LENGTH + BackfillClaimResponseDecoder.BLOCK_LENGTH, length, what);
             final BackfillClaimOutcome outcome = response.outcome();
             if (outcome == BackfillClaimOutcome.SBE_UNKNOWN || outcome == BackfillClaimOutcome.NULL_VAL)
@@ -163,14 +149,10 @@ public final class SbeBackfillClient implements BackfillClient
     }
 
     /** Decodes a BackfillClaimsResponse; an ErrorResponse (NOT_LEADER naming the leader) a BrokerErrorException. */
-    static ControlBackfills decodeClaims(final DirectBuffer buffer, final String what)
+    static ControlBackfills decodeClaims(final Codecs codecs, final DirectBuffer buffer, final String what)
     {
-        final Codecs codecs = CODECS.get();
-        return ResponseFrames.decode(buffer, BackfillClaimsResponseDecoder.TEMPLATE_ID, what, "claims answer",
-            (header, length) ->
+        return ResponseFrames.decode(buffer, codecs.claimsResponse, what, "claims answer", (response, length) ->
         {
-            final BackfillClaimsResponseDecoder response = codecs.claimsResponse.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
             checkLimit(MessageHeaderDecoder.ENCODED_LENGTH + BackfillClaimsResponseDecoder.BLOCK_LENGTH, length, what);
             final long nowMs = response.nowMs();
             checkLimit(response.limit() + 4, length, what); // the claims' group header
@@ -228,9 +210,8 @@ public final class SbeBackfillClient implements BackfillClient
         final int fixedLength, final ByIdEncoder encoder)
     {
         final byte[] backfill = utf8(backfillId);
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + fixedLength + backfill.length;
-        return send(brokerId, partitionId, RequestWriters.of(length,
-            (buffer, offset) -> encoder.encode(CODECS.get(), buffer, offset, backfill)), timeout);
+        return send(brokerId, partitionId, fixedLength + backfill.length, timeout,
+            (codecs, buffer, offset) -> encoder.encode(codecs, buffer, offset, backfill));
     }
 
     @FunctionalInterface
@@ -239,26 +220,22 @@ public final class SbeBackfillClient implements BackfillClient
         void encode(Codecs codecs, MutableDirectBuffer buffer, int offset, byte[] backfillId);
     }
 
+    /** Sends a request about one partition's backfills; the answer is its tasks. */
     private CompletableFuture<List<BackfillTaskStatus>> send(
-        final int brokerId, final int partitionId, final MessageWriter request, final Duration timeout)
+        final int brokerId, final int partitionId, final int bodyLength, final Duration timeout,
+        final AdminRequests.Encoder<Codecs> encoder)
     {
-        return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
-            (buffer, target, what) -> decode(buffer, partitionId, what));
+        return requests.send(brokerId, partitionId, bodyLength, encoder, timeout,
+            (codecs, buffer, what) -> decode(codecs, buffer, partitionId, what));
     }
 
     /** Decodes a BackfillStatusResponse for the partition; an ErrorResponse becomes a BrokerErrorException. */
-    static List<BackfillTaskStatus> decode(final DirectBuffer buffer, final int partitionId, final String what)
+    static List<BackfillTaskStatus> decode(
+        final Codecs codecs, final DirectBuffer buffer, final int partitionId, final String what)
     {
-        final Codecs codecs = CODECS.get();
-        return ResponseFrames.decode(buffer, BackfillStatusResponseDecoder.TEMPLATE_ID, what, "backfill answer",
-            (header, length) ->
+        return ResponseFrames.decode(buffer, codecs.statusResponse, what, "backfill answer", (response, length) ->
         {
-            final BackfillStatusResponseDecoder response = codecs.statusResponse.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-            if (response.partitionId() != partitionId)
-            {
-                throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
-            }
+            checkPartition(response.partitionId(), partitionId, what);
             checkLimit(response.limit() + 4, length, what); // the group header
             final List<BackfillTaskStatus> tasks = new ArrayList<>();
             for (final BackfillStatusResponseDecoder.TasksDecoder task : response.tasks())

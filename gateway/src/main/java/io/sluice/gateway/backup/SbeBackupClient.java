@@ -1,8 +1,7 @@
 package io.sluice.gateway.backup;
 
+import io.sluice.gateway.broker.AdminRequests;
 import io.sluice.gateway.broker.BrokerRequests;
-import io.sluice.gateway.broker.MalformedResponseException;
-import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.backup.BackupManifest.PartitionCut;
 import io.sluice.protocol.backup.BackupManifest.SinkCut;
@@ -13,12 +12,9 @@ import io.sluice.protocol.codecs.SinkSnapshotAction;
 import io.sluice.protocol.codecs.SinkSnapshotsRequestEncoder;
 import io.sluice.protocol.codecs.SinkSnapshotsResponseDecoder;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BackupPartitionRequestEncoder;
 import io.sluice.protocol.codecs.BackupPartitionResponseDecoder;
-import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
 
@@ -30,34 +26,28 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
+import static io.sluice.gateway.broker.ResponseFrames.checkPartition;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
-/** {@link BackupClient} on the gateway's one request path ({@link BrokerRequests}). */
+/** {@link BackupClient} on the gateway's one request path ({@link BrokerRequests}, through {@link AdminRequests}). */
 public final class SbeBackupClient implements BackupClient
 {
-    private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
-
-    private final BrokerRequests requests;
+    private final AdminRequests<Codecs> requests;
 
     public SbeBackupClient(final TransportClient transport, final PartitionDistribution distribution)
     {
-        this.requests = new BrokerRequests(transport, distribution);
+        this.requests = new AdminRequests<>(transport, distribution, Codecs::new);
     }
 
     @Override
     public CompletableFuture<PartitionCut> capture(
         final int brokerId, final int partitionId, final long backupId, final Duration timeout)
     {
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackupPartitionRequestEncoder.BLOCK_LENGTH;
-        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return requests.send(brokerId, partitionId, BackupPartitionRequestEncoder.BLOCK_LENGTH,
+            (codecs, buffer, offset) -> codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
-                .backupId(backupId);
-        });
-        return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
-            (buffer, target, what) -> decode(buffer, partitionId, what));
+                .backupId(backupId),
+            timeout, (codecs, buffer, what) -> decode(codecs, buffer, partitionId, what));
     }
 
     @Override
@@ -83,77 +73,65 @@ public final class SbeBackupClient implements BackupClient
         final int brokerId, final int partitionId, final long backupId, final BackupHoldAction action,
         final long leaseMillis, final Duration timeout)
     {
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + BackupHoldRequestEncoder.BLOCK_LENGTH;
-        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.holdRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        final String what = action == BackupHoldAction.OBEY ? "partition " + partitionId + " on broker " + brokerId :
+            "broker " + brokerId;
+        return requests.send(brokerId, BackupHoldRequestEncoder.BLOCK_LENGTH,
+            (codecs, buffer, offset) -> codecs.holdRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .backupId(backupId)
                 .action(action)
                 .partitionId(partitionId)
-                .leaseMillis(leaseMillis);
+                .leaseMillis(leaseMillis),
+            timeout, what, SbeBackupClient::decodeHold);
+    }
+
+    private static long decodeHold(final Codecs codecs, final DirectBuffer buffer, final String what)
+    {
+        return ResponseFrames.decode(buffer, codecs.holdResponse, what, "backup hold answer", (response, frameLength) ->
+        {
+            checkLimit(response.limit(), frameLength, what);
+            return response.heldBackupId();
         });
-        final String what = action == BackupHoldAction.OBEY ? "partition " + partitionId + " on broker " + brokerId :
-            "broker " + brokerId;
-        return requests.send(brokerId, request, timeout, (buffer) -> ResponseFrames.decode(buffer,
-            BackupHoldResponseDecoder.TEMPLATE_ID, what, "backup hold answer", (header, frameLength) ->
-            {
-                final BackupHoldResponseDecoder response = CODECS.get().holdResponse.wrap(
-                    buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-                checkLimit(response.limit(), frameLength, what);
-                return response.heldBackupId();
-            }));
     }
 
     @Override
     public CompletableFuture<List<SinkCut>> sinkSnapshots(
         final int brokerId, final long backupId, final boolean take, final Duration timeout)
     {
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + SinkSnapshotsRequestEncoder.BLOCK_LENGTH;
-        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.sinksRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return requests.send(brokerId, SinkSnapshotsRequestEncoder.BLOCK_LENGTH,
+            (codecs, buffer, offset) -> codecs.sinksRequest.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .backupId(backupId)
                 .action(take ? SinkSnapshotAction.TAKE : SinkSnapshotAction.CHECK)
-                .timeoutMillis(Math.max(1, timeout.toMillis()));
-        });
-        final String what = "broker " + brokerId;
-        return requests.send(brokerId, request, timeout, (buffer) -> ResponseFrames.decode(buffer,
-            SinkSnapshotsResponseDecoder.TEMPLATE_ID, what, "sink snapshots answer", (header, frameLength) ->
-            {
-                final SinkSnapshotsResponseDecoder response = CODECS.get().sinksResponse.wrap(
-                    buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-                final List<SinkCut> sinks = new ArrayList<>();
-                for (final SinkSnapshotsResponseDecoder.SinksDecoder sink : response.sinks())
-                {
-                    checkVarData(buffer, response.limit(), frameLength, what);
-                    final String exporterId = sink.exporterId();
-                    checkVarData(buffer, response.limit(), frameLength, what);
-                    final String snapshot = sink.snapshot();
-                    checkVarData(buffer, response.limit(), frameLength, what);
-                    final String state = sink.state();
-                    checkVarData(buffer, response.limit(), frameLength, what);
-                    final String detail = sink.detail();
-                    sinks.add(new SinkCut(exporterId, snapshot, state, detail));
-                }
-                checkLimit(response.limit(), frameLength, what);
-                return sinks;
-            }));
+                .timeoutMillis(Math.max(1, timeout.toMillis())),
+            timeout, "broker " + brokerId, SbeBackupClient::decodeSinks);
     }
 
-    static PartitionCut decode(final DirectBuffer buffer, final int partitionId, final String what)
+    private static List<SinkCut> decodeSinks(final Codecs codecs, final DirectBuffer buffer, final String what)
     {
-        final Codecs codecs = CODECS.get();
-        return ResponseFrames.decode(buffer, BackupPartitionResponseDecoder.TEMPLATE_ID, what, "backup answer",
-            (header, length) ->
+        return ResponseFrames.decode(buffer, codecs.sinksResponse, what, "sink snapshots answer", (response, frameLength) ->
         {
-            final BackupPartitionResponseDecoder response = codecs.response.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-            if (response.partitionId() != partitionId)
+            final List<SinkCut> sinks = new ArrayList<>();
+            for (final SinkSnapshotsResponseDecoder.SinksDecoder sink : response.sinks())
             {
-                throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
+                checkVarData(buffer, response.limit(), frameLength, what);
+                final String exporterId = sink.exporterId();
+                checkVarData(buffer, response.limit(), frameLength, what);
+                final String snapshot = sink.snapshot();
+                checkVarData(buffer, response.limit(), frameLength, what);
+                final String state = sink.state();
+                checkVarData(buffer, response.limit(), frameLength, what);
+                final String detail = sink.detail();
+                sinks.add(new SinkCut(exporterId, snapshot, state, detail));
             }
+            checkLimit(response.limit(), frameLength, what);
+            return sinks;
+        });
+    }
+
+    static PartitionCut decode(final Codecs codecs, final DirectBuffer buffer, final int partitionId, final String what)
+    {
+        return ResponseFrames.decode(buffer, codecs.response, what, "backup answer", (response, length) ->
+        {
+            checkPartition(response.partitionId(), partitionId, what);
             final int brokerId = response.brokerId();
             final long checkpoint = response.checkpointPosition();
             final Map<String, Long> positions = new HashMap<>();

@@ -4,6 +4,7 @@ import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.ErrorResponseDecoder;
 import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import org.agrona.DirectBuffer;
+import org.agrona.sbe.MessageDecoderFlyweight;
 
 import java.nio.ByteOrder;
 
@@ -44,11 +45,32 @@ public final class ResponseFrames
         }
     }
 
+    /**
+     * As {@link #decode(DirectBuffer, int, String, String, Body)} for an answer of {@code decoder}'s template, whose
+     * body is read through {@code decoder} wrapped over it at the answer's block length and version.
+     */
+    public static <D extends MessageDecoderFlyweight, T> T decode(
+        final DirectBuffer buffer, final D decoder, final String what, final String answer, final DecoderBody<D, T> body)
+    {
+        return decode(buffer, decoder.sbeTemplateId(), what, answer, (header, length) ->
+        {
+            decoder.wrap(buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
+            return body.read(decoder, length);
+        });
+    }
+
     /** Reads an answer's body once its header is checked; {@code length} is the frame's, for bounds checks. */
     @FunctionalInterface
     public interface Body<T>
     {
         T read(MessageHeaderDecoder header, int length);
+    }
+
+    /** Reads an answer's body through its decoder, wrapped over it; {@code length} is the frame's, for bounds checks. */
+    @FunctionalInterface
+    public interface DecoderBody<D, T>
+    {
+        T read(D decoder, int length);
     }
 
     /**
@@ -108,6 +130,15 @@ public final class ResponseFrames
         if (limit > length)
         {
             throw new MalformedResponseException(what + ": answer runs past its " + length + "-byte frame");
+        }
+    }
+
+    /** Checks an answer about one partition is about the one asked for. */
+    public static void checkPartition(final int answeredPartitionId, final int partitionId, final String what)
+    {
+        if (answeredPartitionId != partitionId)
+        {
+            throw new MalformedResponseException(what + ": answer is for partition " + answeredPartitionId);
         }
     }
 

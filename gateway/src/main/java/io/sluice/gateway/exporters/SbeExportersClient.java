@@ -1,19 +1,16 @@
 package io.sluice.gateway.exporters;
 
+import io.sluice.gateway.broker.AdminRequests;
 import io.sluice.gateway.broker.BrokerRequests;
 import io.sluice.gateway.broker.MalformedResponseException;
-import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.ExporterStatus;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.codecs.BooleanType;
 import io.sluice.protocol.codecs.ExportersStatusRequestEncoder;
 import io.sluice.protocol.codecs.ExportersStatusResponseDecoder;
 import io.sluice.protocol.codecs.ExportingState;
-import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
-import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
 
@@ -23,48 +20,36 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
+import static io.sluice.gateway.broker.ResponseFrames.checkPartition;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * {@link ExportersClient} on the gateway's one request path ({@link BrokerRequests}), with per-thread codecs; every
- * variable-length field of the answer is bounds-checked before it is read.
+ * {@link ExportersClient} on the gateway's one request path ({@link BrokerRequests}, through {@link AdminRequests}),
+ * with per-thread codecs; every variable-length field of the answer is bounds-checked before it is read.
  */
 public final class SbeExportersClient implements ExportersClient
 {
-    private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
-
-    private final BrokerRequests requests;
+    private final AdminRequests<Codecs> requests;
 
     public SbeExportersClient(final TransportClient transport, final PartitionDistribution distribution)
     {
-        this.requests = new BrokerRequests(transport, distribution);
+        this.requests = new AdminRequests<>(transport, distribution, Codecs::new);
     }
 
     @Override
     public CompletableFuture<PartitionExporters> status(final int brokerId, final int partitionId, final Duration timeout)
     {
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + ExportersStatusRequestEncoder.BLOCK_LENGTH;
-        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder).partitionId(partitionId);
-        });
-        return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
-            (buffer, target, what) -> decode(buffer, partitionId, what));
+        return requests.send(brokerId, partitionId, ExportersStatusRequestEncoder.BLOCK_LENGTH,
+            (codecs, buffer, offset) -> codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+                .partitionId(partitionId),
+            timeout, (codecs, buffer, what) -> decode(codecs, buffer, partitionId, what));
     }
 
-    static PartitionExporters decode(final DirectBuffer buffer, final int partitionId, final String what)
+    static PartitionExporters decode(final Codecs codecs, final DirectBuffer buffer, final int partitionId, final String what)
     {
-        final Codecs codecs = CODECS.get();
-        return ResponseFrames.decode(buffer, ExportersStatusResponseDecoder.TEMPLATE_ID, what, "exporters answer",
-            (header, length) ->
+        return ResponseFrames.decode(buffer, codecs.response, what, "exporters answer", (response, length) ->
         {
-            final ExportersStatusResponseDecoder response = codecs.response.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-            if (response.partitionId() != partitionId)
-            {
-                throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
-            }
+            checkPartition(response.partitionId(), partitionId, what);
             final ExportingState state = response.exportingState();
             if (state == ExportingState.SBE_UNKNOWN || state == ExportingState.NULL_VAL)
             {

@@ -1,16 +1,12 @@
 package io.sluice.gateway.rebalance;
 
+import io.sluice.gateway.broker.AdminRequests;
 import io.sluice.gateway.broker.BrokerRequests;
-import io.sluice.gateway.broker.MalformedResponseException;
-import io.sluice.gateway.broker.RequestWriters;
 import io.sluice.gateway.broker.ResponseFrames;
 import io.sluice.protocol.cluster.PartitionDistribution;
-import io.sluice.protocol.cluster.PartitionReplica;
-import io.sluice.protocol.codecs.MessageHeaderDecoder;
 import io.sluice.protocol.codecs.MessageHeaderEncoder;
 import io.sluice.protocol.codecs.RebalanceRequestEncoder;
 import io.sluice.protocol.codecs.RebalanceResponseDecoder;
-import io.sluice.protocol.transport.MessageWriter;
 import io.sluice.protocol.transport.TransportClient;
 import org.agrona.DirectBuffer;
 
@@ -18,21 +14,21 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import static io.sluice.gateway.broker.ResponseFrames.checkLimit;
+import static io.sluice.gateway.broker.ResponseFrames.checkPartition;
 import static io.sluice.gateway.broker.ResponseFrames.checkVarData;
 
 /**
- * {@link RebalanceClient} on the gateway's one request path ({@link BrokerRequests}): requests keep only their values and encode with
- * per-thread encoders; answers are checked by {@link ResponseFrames} and bounds-checked before the reason is read.
+ * {@link RebalanceClient} on the gateway's one request path ({@link BrokerRequests}, through {@link AdminRequests}):
+ * requests keep only their values and encode with per-thread encoders; answers are checked by {@link ResponseFrames}
+ * and bounds-checked before the reason is read.
  */
 public final class SbeRebalanceClient implements RebalanceClient
 {
-    private static final ThreadLocal<Codecs> CODECS = ThreadLocal.withInitial(Codecs::new);
-
-    private final BrokerRequests requests;
+    private final AdminRequests<Codecs> requests;
 
     public SbeRebalanceClient(final TransportClient transport, final PartitionDistribution distribution)
     {
-        this.requests = new BrokerRequests(transport, distribution);
+        this.requests = new AdminRequests<>(transport, distribution, Codecs::new);
     }
 
     @Override
@@ -40,31 +36,19 @@ public final class SbeRebalanceClient implements RebalanceClient
         final int brokerId, final int partitionId, final Duration transferTimeout, final Duration timeout)
     {
         final long transferMs = Math.max(1, transferTimeout.toMillis());
-        final int length = MessageHeaderEncoder.ENCODED_LENGTH + RebalanceRequestEncoder.BLOCK_LENGTH;
-        final MessageWriter request = RequestWriters.of(length, (buffer, offset) ->
-        {
-            final Codecs codecs = CODECS.get();
-            codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
+        return requests.send(brokerId, partitionId, RebalanceRequestEncoder.BLOCK_LENGTH,
+            (codecs, buffer, offset) -> codecs.request.wrapAndApplyHeader(buffer, offset, codecs.headerEncoder)
                 .partitionId(partitionId)
-                .timeoutMs(transferMs);
-        });
-        return requests.send(new PartitionReplica(brokerId, partitionId), request, timeout,
-            (buffer, target, what) -> decode(buffer, partitionId, what));
+                .timeoutMs(transferMs),
+            timeout, (codecs, buffer, what) -> decode(codecs, buffer, partitionId, what));
     }
 
     /** Decodes a RebalanceResponse for the partition; an ErrorResponse becomes a BrokerErrorException. */
-    static RebalanceAnswer decode(final DirectBuffer buffer, final int partitionId, final String what)
+    static RebalanceAnswer decode(final Codecs codecs, final DirectBuffer buffer, final int partitionId, final String what)
     {
-        final Codecs codecs = CODECS.get();
-        return ResponseFrames.decode(buffer, RebalanceResponseDecoder.TEMPLATE_ID, what, "rebalance answer",
-            (header, length) ->
+        return ResponseFrames.decode(buffer, codecs.response, what, "rebalance answer", (response, length) ->
         {
-            final RebalanceResponseDecoder response = codecs.response.wrap(
-                buffer, MessageHeaderDecoder.ENCODED_LENGTH, header.blockLength(), header.version());
-            if (response.partitionId() != partitionId)
-            {
-                throw new MalformedResponseException(what + ": answer is for partition " + response.partitionId());
-            }
+            checkPartition(response.partitionId(), partitionId, what);
             final int preferred = response.preferredBrokerId();
             final int leader = response.leaderId();
             checkVarData(buffer, response.limit(), length, what);
