@@ -177,15 +177,57 @@ final class BackupCommands extends CommandGroup
         }
     }
 
-    /** Polls the backup until a terminal state; prints each change of state. */
+    /**
+     * Polls the backup until a terminal state; prints each change of state. An answer that says "not now" (the
+     * gateway unreachable, or a 502/503/504 while the backup store or a broker is briefly away) is polled again
+     * for up to {@link #OUTAGE_TOLERANCE}, with one line when it starts; the backup goes on meanwhile.
+     */
     static int follow(
         final CliConsole console, final ManagementClient client, final OutputFormat output, final long backupId,
         final Duration interval) throws GatewayUnreachableException
     {
         String last = null;
+        long outageSinceNs = 0;
+        boolean inOutage = false;
         while (true)
         {
-            final GatewayAnswer answer = client.get("/backups/" + backupId);
+            GatewayAnswer answer = null;
+            GatewayUnreachableException unreachable = null;
+            try
+            {
+                answer = client.get("/backups/" + backupId);
+            }
+            catch (final GatewayUnreachableException e)
+            {
+                unreachable = e;
+            }
+            if (unreachable != null || isTransient(answer))
+            {
+                final long now = System.nanoTime();
+                if (!inOutage)
+                {
+                    inOutage = true;
+                    outageSinceNs = now;
+                    console.err().println("admin: backup " + backupId + ": status not available (" +
+                        (unreachable != null ? unreachable.getMessage() : answer.status() + " " +
+                        answer.json().path("message").asString(answer.body())) + "); polling again for up to " +
+                        OUTAGE_TOLERANCE.toSeconds() + " s");
+                }
+                else if (now - outageSinceNs > OUTAGE_TOLERANCE.toNanos())
+                {
+                    if (unreachable != null)
+                    {
+                        throw unreachable;
+                    }
+                    return Answers.reportError(console, "backup status", answer);
+                }
+                if (!sleep(interval))
+                {
+                    return ExitCode.FAILED;
+                }
+                continue;
+            }
+            inOutage = false;
             if (!answer.isSuccess())
             {
                 return Answers.reportError(console, "backup status", answer);
@@ -220,15 +262,32 @@ final class BackupCommands extends CommandGroup
                 console.err().println("admin: backup " + backupId + " " + state + ": " + text(json.path("failureReason")));
                 return ExitCode.FAILED;
             }
-            try
+            if (!sleep(interval))
             {
-                Thread.sleep(interval.toMillis());
-            }
-            catch (final InterruptedException e)
-            {
-                Thread.currentThread().interrupt();
                 return ExitCode.FAILED;
             }
+        }
+    }
+
+    /** How long {@link #follow} polls through answers that say "not now" before it reports the last one. */
+    static final Duration OUTAGE_TOLERANCE = Duration.ofMinutes(2);
+
+    private static boolean isTransient(final GatewayAnswer answer)
+    {
+        return answer.status() == 502 || answer.status() == 503 || answer.status() == 504;
+    }
+
+    private static boolean sleep(final Duration interval)
+    {
+        try
+        {
+            Thread.sleep(interval.toMillis());
+            return true;
+        }
+        catch (final InterruptedException e)
+        {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

@@ -41,6 +41,47 @@ class BackupCommandsTest
     }
 
     @Test
+    void takeWithWaitPollsThroughAStoreBrieflyUnavailableAndStillEndsOnTheBackupsOutcome() throws IOException
+    {
+        try (FakeGateway gateway = FakeGateway.start())
+        {
+            final AtomicInteger polls = new AtomicInteger();
+            gateway.on("POST", "/actuator/backups",
+                FakeGateway.Reply.json(202, "{\"backupId\": 42, \"state\": \"IN_PROGRESS\", \"holdMillis\": 0}"));
+            gateway.on("GET", "/actuator/backups/42", (request) -> switch (polls.incrementAndGet())
+            {
+                case 1 -> FakeGateway.Reply.json(200, IN_PROGRESS);
+                case 2, 3 -> FakeGateway.Reply.error(503, "unavailable", "backup store: connection refused");
+                default -> FakeGateway.Reply.json(200, COMPLETED);
+            });
+
+            final CliRun run = CliRun.run("backup", "take", "--id", "42", "--wait", "--interval", "10ms",
+                "--gateway", gateway.url());
+
+            assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCode.SUCCEEDED);
+            assertThat(run.err().lines().filter((line) -> line.contains("status not available"))).singleElement()
+                .asString().contains("503").contains("backup store: connection refused");
+            assertThat(run.out()).contains("backup 42 COMPLETED");
+        }
+    }
+
+    @Test
+    void statusWatchOfAnUnknownBackupEndsAtOnceWithTheGatewaysAnswer() throws IOException
+    {
+        try (FakeGateway gateway = FakeGateway.start())
+        {
+            gateway.on("GET", "/actuator/backups/7", FakeGateway.Reply.error(404, "not-found", "no backup 7"));
+
+            final CliRun run = CliRun.run("backup", "status", "7", "--watch", "--interval", "10ms",
+                "--gateway", gateway.url());
+
+            assertThat(run.exitCode()).isEqualTo(ExitCode.REFUSED);
+            assertThat(run.err()).contains("no backup 7").doesNotContain("status not available");
+            assertThat(gateway.requests("GET", "/actuator/backups/7")).hasSize(1);
+        }
+    }
+
+    @Test
     void aReusedIdIsRefusedWithExitThree() throws IOException
     {
         try (FakeGateway gateway = FakeGateway.start())
