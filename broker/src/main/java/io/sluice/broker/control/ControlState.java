@@ -56,9 +56,7 @@ public final class ControlState
     private final ExportingChangeEntryDecoder changeDecoder = new ExportingChangeEntryDecoder();
     private final ExportingLeaseExpiryEntryDecoder expiryDecoder = new ExportingLeaseExpiryEntryDecoder();
     private final BackupHoldEntryDecoder backupHoldDecoder = new BackupHoldEntryDecoder();
-    /** The backup's hold in place (issue 26), null when none; its own state, never an operator's stamp. */
-    private volatile BackupHold backupHold;
-    private final Queue<HoldWaiter> holdWaiters = new ConcurrentLinkedQueue<>();
+    private final BackupHoldSlot backupHold;
     /** Lease expiry entries that ended at least one hold, since the cluster began (replicated: every replica agrees). */
     private volatile long leaseExpiries;
     /** Exporting operations applied since this replica started, duplicates included (what a pause cost the group). */
@@ -69,6 +67,7 @@ public final class ControlState
         this.brokerId = brokerId;
         this.partitionCount = partitionCount;
         this.listener = listener;
+        this.backupHold = new BackupHoldSlot(brokerId);
         this.stamps = new AtomicReferenceArray<>(partitionCount + 1);
         clear();
     }
@@ -201,14 +200,9 @@ public final class ControlState
         final long atMicros = entry.timestampMicros();
         final int proposer = entry.proposerBrokerId();
         // Absent before schema version 6 (the null value): no backup hold named.
-        final long backupId = entry.backupId();
-        final BackupHold hold = backupHold;
-        if (backupId > 0 && hold != null && hold.backupId() == backupId)
+        if (backupHold.expire(index, entry.backupId(), proposer))
         {
-            setBackupHold(null);
-            LOG.warn("broker {}: the hold of backup {} (since {}) ran out of its lease: acknowledgements flow again" +
-                "{}", brokerId, backupId, java.time.Instant.EPOCH.plusNanos(hold.sinceMicros() * 1000),
-                proposer == brokerId ? "; the backup fails" : " (control entry " + index + ")");
+            backupHoldChanged();
         }
         final StringBuilder ended = new StringBuilder();
         int changed = 0;
@@ -252,66 +246,36 @@ public final class ControlState
         completeWaiters();
     }
 
-    /**
-     * A backup's hold: TAKE puts it in place unless another backup's hold is, whose lease has not run out by the
-     * entry's own time (deterministic: both times are in the log); the same backup's TAKE again changes nothing.
-     * RELEASE ends it only if it is this backup's.
-     */
+    /** A backup's hold taken or released ({@link BackupHoldSlot}); every partition is told when it changed. */
     private BackupHold.Reply onBackupHold(final long index, final BackupHoldEntryDecoder entry)
     {
-        final long backupId = entry.backupId();
-        final long atMicros = entry.timestampMicros();
-        final BackupHold held = backupHold;
-        switch (entry.action())
+        final BackupHold before = backupHold.held();
+        final BackupHold.Reply reply = switch (entry.action())
         {
-            case TAKE ->
-            {
-                if (held != null && held.backupId() == backupId)
-                {
-                    return new BackupHold.Reply(BackupHold.Outcome.TAKEN, held);
-                }
-                if (backupId < 1 || (held != null && !held.leaseRanOut(atMicros)))
-                {
-                    LOG.info("broker {}: control entry {}: hold of backup {} refused, backup {} holds until {}", brokerId,
-                        index, backupId, held == null ? 0 : held.backupId(),
-                        held == null ? "-" : java.time.Instant.EPOCH.plusNanos(held.expiresAtMicros() * 1000));
-                    return new BackupHold.Reply(BackupHold.Outcome.CONFLICT, held);
-                }
-                final BackupHold taken = new BackupHold(backupId, atMicros, atMicros + Math.max(0, entry.leaseMicros()));
-                setBackupHold(taken);
-                LOG.info("broker {}: acknowledgements held for backup {} (control entry {}, proposed by broker {}), lease " +
-                    "ends at {}", brokerId, backupId, index, entry.proposerBrokerId(),
-                    java.time.Instant.EPOCH.plusNanos(taken.expiresAtMicros() * 1000));
-                return new BackupHold.Reply(BackupHold.Outcome.TAKEN, taken);
-            }
-            case RELEASE ->
-            {
-                if (held == null || held.backupId() != backupId)
-                {
-                    return new BackupHold.Reply(BackupHold.Outcome.NOT_HELD, held);
-                }
-                setBackupHold(null);
-                LOG.info("broker {}: hold of backup {} released after {} ms (control entry {})", brokerId, backupId,
-                    Math.max(0, atMicros - held.sinceMicros()) / 1000, index);
-                return new BackupHold.Reply(BackupHold.Outcome.RELEASED, null);
-            }
+            case TAKE -> backupHold.take(index, entry.backupId(), entry.timestampMicros(), entry.leaseMicros(),
+                entry.proposerBrokerId());
+            case RELEASE -> backupHold.release(index, entry.backupId(), entry.timestampMicros());
             default ->
             {
                 LOG.warn("broker {}: control entry {} has an unknown backup hold action: skipped", brokerId, index);
-                return new BackupHold.Reply(BackupHold.Outcome.NOT_HELD, held);
+                yield new BackupHold.Reply(BackupHold.Outcome.NOT_HELD, backupHold.held());
             }
+        };
+        if (backupHold.held() != before)
+        {
+            backupHoldChanged();
         }
+        return reply;
     }
 
-    /** Changes the backup hold and tells every partition (its exporters' state changed); the apply thread only. */
-    private void setBackupHold(final BackupHold hold)
+    /** The backup hold changed: every partition's exporters obey a new state; the apply thread only. */
+    private void backupHoldChanged()
     {
-        backupHold = hold;
         for (int p = 1; p <= partitionCount; p++)
         {
             listener.onExportingChanged(p);
         }
-        completeHoldWaiters();
+        backupHold.completeWaiters();
     }
 
     /** Takes the stamp if newer than the partition's; the apply thread only. */
@@ -347,7 +311,7 @@ public final class ControlState
             }
         }
         return new ControlSnapshot(held, backfillClaims.claims(), backfillClaims.emptyBackfills(), leaseExpiries,
-            backupHold);
+            backupHold.held());
     }
 
     /** Replaces the whole state with a snapshot's (null: the initial state); tells the listener of every partition. */
@@ -358,7 +322,7 @@ public final class ControlState
         {
             backfillClaims.restore(snapshot.claims(), snapshot.emptyBackfills());
             leaseExpiries = snapshot.leaseExpiries();
-            backupHold = snapshot.backupHold();
+            backupHold.restore(snapshot.backupHold());
             snapshot.partitions().forEach((p, stamp) ->
             {
                 if (p >= 1 && p <= partitionCount)
@@ -377,7 +341,7 @@ public final class ControlState
             listener.onExportingChanged(p);
         }
         completeWaiters();
-        completeHoldWaiters();
+        backupHold.completeWaiters();
     }
 
     private void clear()
@@ -388,7 +352,7 @@ public final class ControlState
         }
         backfillClaims.restore(List.of(), List.of());
         leaseExpiries = 0;
-        backupHold = null;
+        backupHold.restore(null);
     }
 
     // ---------------------------------------------------------------------------------------------- reads
@@ -437,14 +401,13 @@ public final class ControlState
     /** The backup hold in place, or null. */
     public BackupHold backupHold()
     {
-        return backupHold;
+        return backupHold.held();
     }
 
     /** The backup whose hold's lease ran out at {@code nowMicros}, or 0. */
     public long expiredBackupHold(final long nowMicros)
     {
-        final BackupHold hold = backupHold;
-        return hold != null && hold.leaseRanOut(nowMicros) ? hold.backupId() : 0;
+        return backupHold.expiredAt(nowMicros);
     }
 
     /**
@@ -452,44 +415,7 @@ public final class ControlState
      */
     public CompletableFuture<BackupHold> awaitBackupHold(final long backupId)
     {
-        final BackupHold held = backupHold;
-        if (held != null && held.backupId() == backupId)
-        {
-            return CompletableFuture.completedFuture(held);
-        }
-        final HoldWaiter waiter = new HoldWaiter(backupId);
-        holdWaiters.add(waiter);
-        waiter.future.whenComplete((hold, error) -> holdWaiters.remove(waiter));
-        final BackupHold now = backupHold;
-        if (now != null && now.backupId() == backupId)
-        {
-            waiter.future.complete(now);
-        }
-        return waiter.future;
-    }
-
-    private void completeHoldWaiters()
-    {
-        final BackupHold held = backupHold;
-        if (held == null)
-        {
-            return;
-        }
-        for (final HoldWaiter waiter : holdWaiters)
-        {
-            if (waiter.backupId == held.backupId())
-            {
-                waiter.future.complete(held);
-            }
-        }
-    }
-
-    private record HoldWaiter(long backupId, CompletableFuture<BackupHold> future)
-    {
-        HoldWaiter(final long backupId)
-        {
-            this(backupId, new CompletableFuture<>());
-        }
+        return backupHold.await(backupId);
     }
 
     /** The partition's stamp; {@link ExportingStamp#INITIAL} for an id outside 1..partitionCount. */
