@@ -7,6 +7,7 @@ import io.sluice.protocol.backup.BackupStore;
 import io.sluice.protocol.backup.FilesystemBackupStore;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
 import io.sluice.broker.command.CommandApi;
+import io.sluice.broker.command.StartupGate;
 import io.sluice.broker.disk.DiskGuard;
 import io.sluice.broker.control.BackfillClaims;
 import io.sluice.broker.control.ControlGroup;
@@ -173,6 +174,18 @@ public final class Broker implements AutoCloseable
     public static Broker start(final BrokerConfig config, final ClusterTls tls, final BackupStore backupStore)
         throws IOException
     {
+        return start(config, tls, backupStore, () -> { });
+    }
+
+    /**
+     * The start in its order (issue 30): the command port listens first, answering every request UNAVAILABLE
+     * ({@link StartupGate}) while the TLS mode probe of the peers runs and Ratis recovers every group; then it serves.
+     * {@code whileStarting} runs once the port listens and before anything else: tests hold a start there.
+     */
+    static Broker start(final BrokerConfig config, final ClusterTls tls, final BackupStore backupStore,
+        final Runnable whileStarting) throws IOException
+    {
+        final long startNs = System.nanoTime();
         final PartitionDistribution distribution = config.distribution();
         final int nodeId = config.nodeId();
         distribution.checkNodeId(nodeId);
@@ -187,9 +200,61 @@ public final class Broker implements AutoCloseable
         final InetSocketAddress raftAddress = BrokerPorts.resolve(distribution.raftAddress(nodeId));
         BrokerPorts.checkPortFree(nodeId, commandAddress);
         BrokerPorts.checkPortFree(nodeId, raftAddress);
-        // Before anything starts: a peer on the other side of sluice.cluster.tls.enabled stops this start.
-        TlsModeProbe.check(tls != null, "broker " + nodeId, BrokerPorts.peersOf(distribution, nodeId), TlsModeProbe.DEFAULT_BUDGET);
 
+        // Listening before anything slow: clients and the gateway get a retriable "starting" answer instead of a
+        // refused connection, and peers probing this broker's TLS mode get their answer.
+        final StartupGate gate = new StartupGate(nodeId);
+        final TransportServer transport;
+        try
+        {
+            transport = TransportServer.start(commandAddress, gate, TransportConfig.defaults(), ConnectionLimits.defaults(),
+                tls);
+        }
+        catch (final TransportException e)
+        {
+            throw BrokerPorts.portInUse(nodeId, commandAddress, e);
+        }
+        gate.step("setting up its " + distribution.partitionsOf(nodeId).size() + " partitions");
+        final StartPhases phases = new StartPhases(startNs);
+        phases.mark("command port listening");
+        LOG.info("broker {}: command API listening on {}, answering UNAVAILABLE until its Raft groups are recovered",
+            nodeId, transport.localAddress());
+        try
+        {
+            whileStarting.run();
+            // A peer on the other side of sluice.cluster.tls.enabled stops this start before anything is written: the
+            // probe (up to TlsModeProbe.DEFAULT_BUDGET) runs beside the in-memory setup and is awaited before the first
+            // write, the data layout of a new directory or Ratis's recovery of an existing one.
+            final PeerModeCheck peerModes = PeerModeCheck.start(nodeId, tls != null,
+                BrokerPorts.peersOf(distribution, nodeId), phases);
+            return startServing(config, tls, backupStore, registry, raftAddress, transport, gate, phases, peerModes);
+        }
+        catch (final IOException | RuntimeException e)
+        {
+            transport.close();
+            throw e;
+        }
+    }
+
+    /** The start after the command port listens: the parts, Ratis (recovering every group), then the gate opens. */
+    private static Broker startServing(
+        final BrokerConfig config,
+        final ClusterTls tls,
+        final BackupStore backupStore,
+        final ExporterRegistry registry,
+        final InetSocketAddress raftAddress,
+        final TransportServer transport,
+        final StartupGate gate,
+        final StartPhases phases,
+        final PeerModeCheck peerModes) throws IOException
+    {
+        final PartitionDistribution distribution = config.distribution();
+        final int nodeId = config.nodeId();
+        if (!java.nio.file.Files.exists(config.brokerDir().resolve(DataLayout.FILE)))
+        {
+            gate.step("checking its peers' TLS mode");
+            peerModes.await();
+        }
         DataLayout.check(config.brokerDir());
         final DiskGuard diskGuard = DiskGuard.start(nodeId, config.brokerDir(), config.diskWatermark());
         final ScheduledExecutorService scheduler = newScheduler(nodeId, config.exporterThreads());
@@ -203,33 +268,35 @@ public final class Broker implements AutoCloseable
         final Map<RaftGroupId, Partition> byGroup = new LinkedHashMap<>();
         final ControlGroup control = new ControlGroup(nodeId, distribution, config.controlVotersInCluster(),
             new ControlListener(partitions), scheduler, clientProperties, clientParameters);
-        for (final int partitionId : distribution.partitionsOf(nodeId))
-        {
-            final List<RaftPeer> peers = new ArrayList<>();
-            for (final int replica : distribution.replicasOf(partitionId))
-            {
-                peers.add(RaftPeers.peer(distribution, replica, RaftPeerRole.FOLLOWER));
-            }
-            final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
-            final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
-                config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
-                control, clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
-                distribution.replicasOf(partitionId).get(0));
-            partition.stateMachine().state().segmentSpace(diskGuard.segmentSpace());
-            partitions.put(partitionId, partition);
-            byGroup.put(group.getGroupId(), partition);
-        }
-
-        final Map<RaftGroupId, RaftGroup> hosted = new LinkedHashMap<>();
-        hosted.put(ControlGroup.GROUP_ID, control.raftGroup());
-        partitions.values().forEach((p) -> hosted.put(p.group().getGroupId(), p.group()));
-        RaftMetadataMend.mendAll(config.brokerDir().resolve("raft"), RaftPeers.peerId(nodeId), hosted,
-            RaftSettings.maxLogEntry());
-
         RaftServer raftServer = null;
-        TransportServer transport = null;
         try
         {
+            for (final int partitionId : distribution.partitionsOf(nodeId))
+            {
+                final List<RaftPeer> peers = new ArrayList<>();
+                for (final int replica : distribution.replicasOf(partitionId))
+                {
+                    peers.add(RaftPeers.peer(distribution, replica, RaftPeerRole.FOLLOWER));
+                }
+                final RaftGroup group = RaftGroup.valueOf(Partition.groupId(partitionId), peers);
+                final Partition partition = new Partition(nodeId, partitionId, group, config.exporters(), registry,
+                    config.dataDir(), scheduler, config.segmentSizeBytes(), config.exporterAckInterval(),
+                    control, clientProperties, clientParameters, BackfillRunnerConfig.defaults(),
+                    distribution.replicasOf(partitionId).get(0));
+                partition.stateMachine().state().segmentSpace(diskGuard.segmentSpace());
+                partitions.put(partitionId, partition);
+                byGroup.put(group.getGroupId(), partition);
+            }
+            phases.mark("partitions set up");
+
+            // Before Ratis reads them: a term or configuration file a full disk left empty (RaftMetadataMend).
+            final Map<RaftGroupId, RaftGroup> hosted = new LinkedHashMap<>();
+            hosted.put(ControlGroup.GROUP_ID, control.raftGroup());
+            partitions.values().forEach((p) -> hosted.put(p.group().getGroupId(), p.group()));
+            RaftMetadataMend.mendAll(config.brokerDir().resolve("raft"), RaftPeers.peerId(nodeId), hosted,
+                RaftSettings.maxLogEntry());
+
+            gate.step("recovering its " + (partitions.size() + 1) + " Raft groups");
             raftServer = RaftServer.newBuilder()
                 .setServerId(RaftPeers.peerId(nodeId))
                 .setProperties(RaftSettings.serverProperties(config, raftAddress))
@@ -254,8 +321,14 @@ public final class Broker implements AutoCloseable
                 partition.attach(raftServer);
             }
             control.attach(raftServer);
+            phases.mark("Raft server built");
+            gate.step("checking its peers' TLS mode");
+            peerModes.await();
+            gate.step("recovering its " + (partitions.size() + 1) + " Raft groups");
             try
             {
+                // Ratis builds each group's division on one thread, then starts them (log, snapshot, state machine)
+                // in parallel, then its RPC server.
                 raftServer.start();
             }
             catch (final IOException e)
@@ -266,29 +339,24 @@ public final class Broker implements AutoCloseable
                 }
                 throw e;
             }
+            int recovered = 0;
+            for (final RaftGroupId ignored : raftServer.getGroupIds())
+            {
+                recovered++;
+            }
+            phases.mark("Raft server started (" + recovered + " groups recovered)");
             final Map<RaftGroup, String> groups = new LinkedHashMap<>();
             groups.put(control.raftGroup(), "the control group");
             partitions.values().forEach((p) -> groups.put(p.group(), "partition " + p.partitionId()));
             RaftSettings.addGroups(raftServer, nodeId, groups);
             control.start();
+            phases.mark("groups added, control group started");
             final ExportingControl exportingControl =
                 new ExportingControl(nodeId, control, partitions, config.adminTimeout());
             final BackfillClaims backfillClaims = new BackfillClaims(nodeId, control, config.exporters().keySet(),
                 config.adminTimeout(), Clock.systemUTC());
             final BackupHolds backupHolds = new BackupHolds(nodeId, control, partitions, config.adminTimeout());
             final SinkBackups sinkBackups = new SinkBackups(nodeId, config.dataDir(), config.exporters(), registry);
-
-            try
-            {
-                transport = TransportServer.start(commandAddress,
-                    new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
-                        adminExecutor, diskGuard, backups, backupHolds, sinkBackups),
-                    TransportConfig.defaults(), ConnectionLimits.defaults(), tls);
-            }
-            catch (final TransportException e)
-            {
-                throw BrokerPorts.portInUse(nodeId, commandAddress, e);
-            }
             final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
                 adminExecutor,
                 raftServer, transport,
@@ -306,19 +374,19 @@ public final class Broker implements AutoCloseable
             {
                 scheduler.scheduleWithFixedDelay(broker::checkCertificate, 0, 1, TimeUnit.DAYS);
             }
+            gate.open(new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
+                adminExecutor, diskGuard, backups, backupHolds, sinkBackups));
+            phases.mark("serving");
             LOG.info("broker {} started: command API on {}, Raft on {} ({}{}), partitions {}, control group {}, data in {}",
                 nodeId, transport.localAddress(), raftAddress, config.raftTransport(), tls == null ? "" : ", mutual TLS",
                 partitions.keySet(), nodeId < config.controlVotersInCluster() ? "voter" : "listener", config.brokerDir());
+            LOG.info("broker {} start: {}", nodeId, phases);
             return broker;
         }
         catch (final IOException | RuntimeException e)
         {
             control.close();
             partitions.values().forEach(Partition::close);
-            if (transport != null)
-            {
-                transport.close();
-            }
             if (raftServer != null)
             {
                 closeQuietly(raftServer, nodeId);

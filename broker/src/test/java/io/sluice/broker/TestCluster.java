@@ -117,6 +117,17 @@ final class TestCluster implements AutoCloseable
         return brokers[nodeId];
     }
 
+    /**
+     * Starts a broker whose start runs {@code whileStarting} once its command port listens, before it recovers its Raft
+     * groups (a test holds the start there).
+     */
+    Broker startBroker(final int nodeId, final Runnable whileStarting) throws IOException
+    {
+        brokers[nodeId] = Broker.start(config(nodeId), null,
+            new io.sluice.protocol.backup.FilesystemBackupStore(dataDir.resolve("backups")), whileStarting);
+        return brokers[nodeId];
+    }
+
     /** Starts a broker with cluster TLS (its command port then serves TLS clients only). */
     Broker startBroker(final int nodeId, final ClusterTls tls) throws IOException
     {

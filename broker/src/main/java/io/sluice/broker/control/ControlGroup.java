@@ -154,10 +154,14 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         member.attach(server);
     }
 
-    /** Starts catching up; once the group is added to the Raft server. */
+    /**
+     * Starts catching up, on the scheduler: the first proposal builds this member's Raft client (cold gRPC code, a
+     * good part of a second), which the broker's start need not wait for. Once the group is added to the Raft server.
+     */
     public void start()
     {
-        catchUp(catchUpRound.get());
+        final long round = catchUpRound.get();
+        scheduler.execute(() -> catchUp(round));
         leaseChecks = scheduler.scheduleWithFixedDelay(this::endExpiredLeases, LEASE_CHECK_MS, LEASE_CHECK_MS,
             TimeUnit.MILLISECONDS);
     }

@@ -21,7 +21,7 @@ public interface ClusterTopology
 
     /**
      * Whether the broker is known to be down: its latest topology request found no connection (refused or
-     * reset). A broker that is merely slow to answer (hung, paused, overloaded) is unreachable but not known
+     * reset), or the broker answered it is still starting (UNAVAILABLE: its Raft groups are recovering). A broker that is merely slow to answer (hung, paused, overloaded) is unreachable but not known
      * down, so requests to it are still sent and may time out rather than fail.
      */
     default boolean isKnownDown(final int brokerId)

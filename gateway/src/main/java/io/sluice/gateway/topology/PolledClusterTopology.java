@@ -2,10 +2,12 @@ package io.sluice.gateway.topology;
 
 import io.sluice.gateway.broker.BrokerClient;
 import io.sluice.gateway.broker.BrokerDisk;
+import io.sluice.gateway.broker.BrokerFailure;
 import io.sluice.gateway.broker.BrokerTopology;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.protocol.cluster.PartitionStatus;
+import io.sluice.protocol.codecs.ErrorCode;
 import io.sluice.protocol.codecs.PartitionRole;
 import io.sluice.protocol.concurrent.Futures;
 import io.sluice.protocol.transport.PeerUnreachableException;
@@ -259,7 +261,11 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         {
             final Throwable cause = Futures.unwrapAll(error);
             final String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
-            views.set(brokerId, BrokerView.unreachable(reason, cause instanceof PeerUnreachableException, startedNanos));
+            // A broker still starting listens but answers UNAVAILABLE to everything until its Raft groups are
+            // recovered: as down as one not listening, so operations fail its pairs at once as they always did.
+            final boolean down = cause instanceof PeerUnreachableException ||
+                BrokerFailure.errorCode(cause) == ErrorCode.UNAVAILABLE;
+            views.set(brokerId, BrokerView.unreachable(reason, down, startedNanos));
             if (previous.reachable())
             {
                 LOG.warn("broker {} at {} is unreachable: {}", brokerId, address(brokerId), reason);

@@ -36,7 +36,9 @@ final class FakeBroker implements AutoCloseable
 {
     enum Mode
     {
-        NORMAL, GARBAGE, SILENT
+        NORMAL, GARBAGE, SILENT,
+        /** Answers every request UNAVAILABLE, as a broker does while it recovers its Raft groups. */
+        STARTING
     }
 
     final int brokerId;
@@ -74,6 +76,12 @@ final class FakeBroker implements AutoCloseable
         }
         if (mode == Mode.SILENT)
         {
+            return;
+        }
+        if (mode == Mode.STARTING)
+        {
+            response.respond(ErrorResponseWriter.of(ErrorCode.UNAVAILABLE, 0, ErrorResponseWriter.NO_LEADER,
+                "broker " + brokerId + " is starting (recovering its 4 Raft groups): try again shortly"));
             return;
         }
         if (mode == Mode.GARBAGE)

@@ -39,6 +39,18 @@ public final class FakeBrokers implements AutoCloseable
         brokers.get(brokerId).mode = FakeBroker.Mode.SILENT;
     }
 
+    /** The broker answers every request UNAVAILABLE, as one recovering its Raft groups does (issue 30). */
+    public void starting(final int brokerId)
+    {
+        brokers.get(brokerId).mode = FakeBroker.Mode.STARTING;
+    }
+
+    /** The broker answers normally again: its start is done. */
+    public void serving(final int brokerId)
+    {
+        brokers.get(brokerId).mode = FakeBroker.Mode.NORMAL;
+    }
+
     public AutoCloseable broker(final int brokerId)
     {
         return brokers.get(brokerId);

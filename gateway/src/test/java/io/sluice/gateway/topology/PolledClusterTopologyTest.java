@@ -103,4 +103,23 @@ class PolledClusterTopologyTest
         // A hung broker still holds its connection: requests to it must be sent and time out, not fail at once.
         await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> !topology.isKnownDown(1));
     }
+
+    @Test
+    void aBrokerStillStartingIsUnreachableAndKnownDownWithItsReasonUntilItServes()
+    {
+        brokers.starting(0);
+        brokers.lead(1, 1, 2);
+        topology.start();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isReachable(1) && topology.isKnownDown(0));
+        assertThat(topology.isReachable(0)).isFalse();
+        assertThat(topology.unreachableReason(0)).hasValueSatisfying((reason) ->
+            assertThat(reason).contains("broker 0 is starting (recovering its 4 Raft groups)"));
+        assertThat(topology.status(new PartitionReplica(0, 1))).isEmpty();
+
+        brokers.lead(0, 1, 3);
+        brokers.serving(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isReachable(0) && !topology.isKnownDown(0));
+        assertThat(topology.leaderOf(1)).isEqualTo(OptionalInt.of(0));
+    }
 }
