@@ -73,9 +73,11 @@ import java.util.stream.Collectors;
  *                                   group's snapshots ({@link io.sluice.broker.control.ControlStateMachine})
  * </pre>
  * <p>
- * Why about 600 lines: it is the broker's composition root. {@link #start} wires every part in its order and unwinds
- * them on a failed start, {@code stop} closes them in reverse, and the scheduler's periodic tasks are one call each;
- * what the parts do lives in their packages ({@link RaftSettings} and {@code BrokerPorts} hold the setup's details).
+ * Why about 700 lines: it is the broker's composition root. {@link #start} opens the command port first (a
+ * {@code StartupGate} answers "starting" meanwhile), then wires every part in its order and unwinds them on a failed
+ * start, {@code stop} closes them in reverse, and the scheduler's periodic tasks are one call each; what the parts do
+ * lives in their packages ({@link RaftSettings}, {@code BrokerPorts}, {@code PeerModeCheck} and {@code StartPhases}
+ * hold the setup's details).
  */
 public final class Broker implements AutoCloseable
 {
