@@ -3,8 +3,6 @@ package io.sluice.qa.balance;
 import io.sluice.qa.Records;
 import io.sluice.qa.SharedCluster;
 import io.sluice.qa.cluster.Await;
-import io.sluice.qa.cluster.HttpAnswer;
-import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.RollingRestart;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WriteLoad;
@@ -14,12 +12,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
-import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,16 +23,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Issue 18, as an operator rolls a cluster during an upgrade: separate broker JVMs under a steady stream of writes,
  * each broker in turn stopped by SIGTERM (controlled shutdown: its leaderships move before it stops) and started
- * again. No write fails, none stalls (the gap itself is measured by the rolling-restart benchmark), nothing acknowledged is lost, and the leaderships end up spread
- * over the brokers again; with automatic balance off, {@code POST /actuator/rebalance} spreads them; and a broker
- * whose peers are gone still stops within its bound.
+ * again. No write fails, none stalls (the gap itself is measured by the rolling-restart benchmark), nothing
+ * acknowledged is lost, and the leaderships end up spread over the brokers again; and a broker whose peers are gone
+ * still stops within its bound. On the shared cluster; {@link RollingRestartOfTwelvePartitionsIT} rolls another layout
+ * and {@link RebalanceOnRequestIT} covers automatic balance off, each on a cluster of its own.
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 @Execution(ExecutionMode.SAME_THREAD)
 class RollingRestartIT
 {
-    private static final String TOKEN = "rolling-token";
-    private static final int WRITERS = 3;
+    static final int WRITERS = 3;
     /**
      * Far above any handover (the benchmark measures the gap: bash qa/bench.sh rolling-restart): only a write stalled
      * by a stuck transfer or a lost leader fails here, not a slow machine.
@@ -47,8 +43,6 @@ class RollingRestartIT
     /** The broker's handover bound (BrokerConfig.DEFAULT_SHUTDOWN_TIMEOUT) plus closing its Raft server and Spring. */
     private static final Duration SHUTDOWN_BOUND = Duration.ofSeconds(15);
 
-    @RegisterExtension
-    static final QaRun RUN = new QaRun();
     /** The default layout (6 partitions), shared with other classes; the other layouts and settings boot their own. */
     @RegisterExtension
     static final SharedCluster SHARED = new SharedCluster();
@@ -59,16 +53,12 @@ class RollingRestartIT
         rollingRestart(SHARED.resetCluster("the rolling restart of six partitions"), "six");
     }
 
-    @Test
-    void aRollingRestartBySigtermOfThreeBrokersWithTwelvePartitionsFailsNoWriteAndEndsBalanced() throws Exception
-    {
-        final SluiceCluster cluster = RUN.cluster("twelve", builder -> builder.partitions(12).token(TOKEN));
-        cluster.start();
-        cluster.awaitReady();
-        rollingRestart(cluster, "twelve");
-    }
-
-    private void rollingRestart(final SluiceCluster cluster, final String name) throws Exception
+    /**
+     * Rolls the cluster under {@link #WRITERS} one-record writers and checks what must hold exactly: no failed write,
+     * every acknowledged record exported in order, each broker's controlled shutdown within its bound and the
+     * leaderships spread again.
+     */
+    static void rollingRestart(final SluiceCluster cluster, final String name) throws Exception
     {
         final int partitions = cluster.partitionCount();
         cluster.awaitLeaders();
@@ -110,47 +100,6 @@ class RollingRestartIT
     }
 
     @Test
-    void afterASigkillAndRestartARebalanceCallBringsTheLeadershipsBack() throws Exception
-    {
-        final SluiceCluster cluster = RUN.cluster("on-request", builder -> builder.token(TOKEN)
-            .property("sluice.cluster.auto-rebalance", "false"));
-        cluster.start();
-        cluster.awaitReady();
-        cluster.awaitLeaders();
-        // Mutations need the token; a typo in a parameter is refused, and neither moves anything.
-        assertThat(cluster.client().management("POST", "/actuator/rebalance", null, null).status()).isEqualTo(401);
-        final HttpAnswer typo = cluster.management("POST", "/actuator/rebalance?dryrun=true", null);
-        assertThat(typo.status()).isEqualTo(400);
-        assertThat(typo.json().path("message").asString()).contains("dryrun");
-
-        rebalanceUntilAllOnPreferred(cluster);
-        awaitBalanced(cluster, Duration.ofSeconds(10), "after the first rebalance");
-
-        cluster.killBroker(0);
-        cluster.awaitLeaders();
-        cluster.startBroker(0);
-        cluster.awaitBrokerAvailable(0);
-        final List<WrittenRecord> written = Records.write(cluster, "after-kill", 200);
-        // Automatic balance is off: broker 0 stays without leaderships until asked.
-        Await.quietPeriod("automatic balance is off: broker 0 must stay without leaderships", Duration.ofSeconds(8));
-        assertThat(leadersPerBroker(cluster).getOrDefault(0, 0)).as("partitions led by broker 0 before the rebalance call")
-            .isZero();
-
-        final HttpAnswer answer = rebalanceUntilAllOnPreferred(cluster);
-        cluster.log("rebalance after SIGKILL and restart: " + answer);
-        final JsonNode body = answer.json();
-        assertThat(body.path("operation").asString()).isEqualTo("REBALANCE");
-        assertThat(body.path("partitions").size()).isEqualTo(cluster.partitionCount());
-        for (final JsonNode partition : body.path("partitions"))
-        {
-            assertThat(partition.path("leaderId").asInt()).isEqualTo(partition.path("preferredBrokerId").asInt());
-        }
-        awaitBalanced(cluster, Duration.ofSeconds(10), "after the rebalance call");
-        Records.awaitExported(cluster, written);
-        Records.assertExportedWithoutGaps(cluster, written);
-    }
-
-    @Test
     void aSigtermedBrokerWhosePeersAreDownExitsWithinItsBound() throws Exception
     {
         // Leaves brokers down: the shared cluster's reset for the next class starts them again.
@@ -172,37 +121,8 @@ class RollingRestartIT
 
     // ---------------------------------------------------------------- helpers
 
-    /** Posts the rebalance until it answers 200 (a restarted broker may still be catching up), bounded. */
-    private static HttpAnswer rebalanceUntilAllOnPreferred(final SluiceCluster cluster)
-    {
-        final HttpAnswer[] last = new HttpAnswer[1];
-        Await.until("POST /actuator/rebalance answering 200", SluiceCluster.scaled(Duration.ofSeconds(60)), () ->
-        {
-            last[0] = cluster.management("POST", "/actuator/rebalance", null);
-            assertThat(last[0].status()).as("rebalance answer %s", last[0]).isIn(200, 503);
-            if (last[0].status() != 200)
-            {
-                Await.sleep(Duration.ofSeconds(1));
-            }
-            return last[0].status() == 200;
-        });
-        return last[0];
-    }
-
-    /** Broker id to the partitions it leads, as the gateway's cluster view shows them. */
-    private static Map<Integer, Integer> leadersPerBroker(final SluiceCluster cluster)
-    {
-        final JsonNode view = cluster.client().get("/actuator/partitions").json();
-        final Map<Integer, Integer> leaders = new TreeMap<>();
-        for (final JsonNode broker : view.path("brokers"))
-        {
-            leaders.put(broker.path("brokerId").asInt(), broker.path("leaderOf").size());
-        }
-        return leaders;
-    }
-
     /** {@link RollingRestart#awaitBalanced}, then no broker leads more than one partition above an even share. */
-    private static Map<Integer, Integer> awaitBalanced(final SluiceCluster cluster, final Duration within, final String when)
+    static Map<Integer, Integer> awaitBalanced(final SluiceCluster cluster, final Duration within, final String when)
     {
         final int evenShare = (cluster.partitionCount() + cluster.brokerCount() - 1) / cluster.brokerCount();
         final Map<Integer, Integer> balanced = RollingRestart.awaitBalanced(cluster, within, when);

@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
@@ -75,6 +76,10 @@ import static org.assertj.core.api.Assertions.fail;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
+// Alone, with no other class's cluster beside it: building the image and running four containers under podman takes
+// the 2 cores of CI, and a second cluster beside it made the manifests' own timeouts (the gateway's request timeout,
+// the probes) fire, which this test must take as they are shipped.
+@Isolated
 class ContainerClusterIT
 {
     private static final String LABEL = "io.sluice.qa.test=ContainerClusterIT";

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -41,6 +42,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -152,12 +154,16 @@ class ConsoleInBrowserIT
         openConsole(TOKEN);
         awaitGrid("PAUSED", 18);
         assertThat(text("exporting-state")).isEqualTo("PAUSED");
-        final List<WebElement> cells = browser.findElements(By.cssSelector("#pair-grid td.pair"));
-        assertThat(cells).hasSize(18);
-        for (final WebElement cell : cells)
+        onCurrentPage(() ->
         {
-            assertThat(cell.getAttribute("aria-label")).contains("PAUSED").contains("broker " + cell.getAttribute("data-broker"));
-        }
+            final List<WebElement> cells = browser.findElements(By.cssSelector("#pair-grid td.pair"));
+            assertThat(cells).hasSize(18);
+            for (final WebElement cell : cells)
+            {
+                assertThat(cell.getAttribute("aria-label")).contains("PAUSED").contains("broker " + cell.getAttribute("data-broker"));
+            }
+            return null;
+        });
         screenshot("grid-paused");
     }
 
@@ -177,8 +183,8 @@ class ConsoleInBrowserIT
         assertThat(text("confirm-body")).contains("6 pairs are on unreachable brokers (broker 2)");
         click("confirm-ok");
         await("the partial answer", d -> text("operation-title").startsWith("Pause: FAILED"));
-        final List<WebElement> failed = browser.findElements(By.cssSelector("#operation-failures tbody tr"));
-        assertThat(failed).hasSize(6).allSatisfy(row -> assertThat(row.getAttribute("data-broker")).isEqualTo("2"));
+        onCurrentPage(() -> assertThat(browser.findElements(By.cssSelector("#operation-failures tbody tr")))
+            .hasSize(6).allSatisfy(row -> assertThat(row.getAttribute("data-broker")).isEqualTo("2")));
         assertThat(text("retry-failed")).isEqualTo("Retry the 6 failed pairs");
         screenshot("pause-partial");
 
@@ -242,8 +248,8 @@ class ConsoleInBrowserIT
         click("confirm-ok");
         await("the backfill's detail", d -> displayed("backfill-detail") && !browser.findElements(By.cssSelector("#backfill-tasks tbody tr")).isEmpty());
         // A task may take the ranges of several partitions: one row per partition, three task ids.
-        assertThat(browser.findElements(By.cssSelector("#backfill-tasks tbody tr td:first-child")).stream()
-            .map(WebElement::getText).distinct()).hasSize(3);
+        onCurrentPage(() -> assertThat(browser.findElements(By.cssSelector("#backfill-tasks tbody tr td:first-child")).stream()
+            .map(WebElement::getText).distinct()).hasSize(3));
         screenshot("backfill-held");
 
         Exporting.until200("resume", () -> cluster.client().resume());
@@ -283,7 +289,11 @@ class ConsoleInBrowserIT
     private void openResetDialog()
     {
         await("the file exporter's row", d -> !browser.findElements(By.cssSelector("button.reset[data-exporter='file']")).isEmpty());
-        browser.findElement(By.cssSelector("button.reset[data-exporter='file']")).click();
+        onCurrentPage(() ->
+        {
+            browser.findElement(By.cssSelector("button.reset[data-exporter='file']")).click();
+            return null;
+        });
         await("the reset dialog", d -> displayed("confirm-dialog") && displayed("confirm-typed"));
     }
 
@@ -301,7 +311,8 @@ class ConsoleInBrowserIT
     {
         try
         {
-            new WebDriverWait(browser, STATE_TIMEOUT, Duration.ofMillis(200)).withMessage(what).until(condition::apply);
+            new WebDriverWait(browser, STATE_TIMEOUT, Duration.ofMillis(200)).withMessage(what)
+                .ignoring(StaleElementReferenceException.class).until(condition::apply);
         }
         catch (final RuntimeException e)
         {
@@ -312,18 +323,48 @@ class ConsoleInBrowserIT
 
     private boolean displayed(final String id)
     {
-        final List<WebElement> found = browser.findElements(By.id(id));
-        return !found.isEmpty() && found.get(0).isDisplayed();
+        return onCurrentPage(() ->
+        {
+            final List<WebElement> found = browser.findElements(By.id(id));
+            return !found.isEmpty() && found.get(0).isDisplayed();
+        });
     }
 
     private void click(final String id)
     {
-        browser.findElement(By.id(id)).click();
+        onCurrentPage(() ->
+        {
+            browser.findElement(By.id(id)).click();
+            return null;
+        });
     }
 
     private String text(final String id)
     {
-        return browser.findElement(By.id(id)).getText().strip();
+        return onCurrentPage(() -> browser.findElement(By.id(id)).getText().strip());
+    }
+
+    /**
+     * The console re-renders its views on every refresh, so an element found a moment ago may be replaced before it
+     * is read or clicked (most often when another cluster keeps the machine busy and a step takes longer): find it
+     * again, as an operator looks at the screen again, a few times.
+     */
+    private <T> T onCurrentPage(final Supplier<T> action)
+    {
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return action.get();
+            }
+            catch (final StaleElementReferenceException e)
+            {
+                if (attempt == 5)
+                {
+                    throw e;
+                }
+            }
+        }
     }
 
     private Object js(final String script, final Object... args)
