@@ -7,6 +7,7 @@ import org.opensearch.client.opensearch.snapshot.SnapshotInfo;
 import org.opensearch.client.transport.httpclient5.ApacheHttpClient5Transport;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Snapshots of an opensearch exporter's index in the repository the operator registered
@@ -16,6 +17,10 @@ import java.util.List;
  */
 final class OpenSearchSnapshots implements SinkSnapshots
 {
+    /** OpenSearch's state of a snapshot being taken. */
+    private static final String IN_PROGRESS = "IN_PROGRESS";
+    private static final long END_POLL_MILLIS = 50;
+
     private final OpenSearchExporterConfig config;
     private final String repository;
     private final ApacheHttpClient5Transport transport;
@@ -32,6 +37,14 @@ final class OpenSearchSnapshots implements SinkSnapshots
     @Override
     public Snapshot take(final String name, final long timeoutMillis) throws Exception
     {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        final Snapshot existing = check(name, timeoutMillis);
+        if (!MISSING.equals(existing.state()))
+        {
+            // The gateway checked the name free before the backup's hold, so this is the same backup's take, retried
+            // through this broker after another one answered too late: its outcome is this take's.
+            return awaitEnd(existing, deadline);
+        }
         try
         {
             // An index not created yet (nothing exported) is no error: the snapshot then holds no index.
@@ -46,8 +59,23 @@ final class OpenSearchSnapshots implements SinkSnapshots
         }
         catch (final OpenSearchException e)
         {
-            return new Snapshot(name, "REFUSED", where() + ": " + e.getMessage());
+            // Two takes of the same backup may pass the check above at once: the one refused waits for the other's.
+            final Snapshot now = check(name, timeoutMillis);
+            return MISSING.equals(now.state()) || "UNKNOWN".equals(now.state()) ?
+                new Snapshot(name, "REFUSED", where() + ": " + e.getMessage()) : awaitEnd(now, deadline);
         }
+    }
+
+    /** Polls a snapshot the sink is still taking until it ended or the deadline passed (then it stays IN_PROGRESS). */
+    private Snapshot awaitEnd(final Snapshot first, final long deadline) throws Exception
+    {
+        Snapshot snapshot = first;
+        while (IN_PROGRESS.equals(snapshot.state()) && deadline - System.nanoTime() > 0)
+        {
+            Thread.sleep(END_POLL_MILLIS);
+            snapshot = check(snapshot.name(), TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+        }
+        return snapshot;
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.sluice.testing.QuietPeriod;
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
 import io.sluice.exporter.spi.ExporterContext;
 import io.sluice.exporter.spi.ExporterController;
+import io.sluice.exporter.spi.SinkSnapshots;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -80,6 +81,46 @@ final class OpenSearchExporterIT
         exporter.configure(new ExporterContext("search", partitionId, 0, dataDir, properties));
         exporter.open(controller);
         return exporter;
+    }
+
+    @Test
+    void aSecondTakeOfTheSameSnapshotAnswersTheFirstTakesOutcomeInsteadOfARefusal() throws Exception
+    {
+        // What a backup's gateway does when the broker it asked answers after its deadline: it asks another broker,
+        // whose exporter finds the snapshot the first one took.
+        final String index = "snapshot-twice";
+        final String repository = "twice-repository";
+        node.registerFsRepository(repository);
+        final OpenSearchExporter exporter = open(1, Map.of("index", index, "bulk.max-records", "1",
+            "snapshot.repository", repository));
+        exporter.export(TestRecord.of(1, 1, "k", "{\"n\":1}"));
+        exporter.flush();
+        assertThat(node.count(index)).isEqualTo(1);
+        final OpenSearchExporter onAnotherBroker = open(2, Map.of("index", index, "snapshot.repository", repository));
+
+        try (SinkSnapshots first = exporter.snapshots(); SinkSnapshots second = onAnotherBroker.snapshots())
+        {
+            assertThat(first.check("sluice-backup-7", 10_000).state()).isEqualTo(SinkSnapshots.MISSING);
+            assertThat(first.take("sluice-backup-7", 30_000).state()).isEqualTo(SinkSnapshots.SUCCESS);
+            final SinkSnapshots.Snapshot again = second.take("sluice-backup-7", 30_000);
+            assertThat(again.state()).as("%s", again).isEqualTo(SinkSnapshots.SUCCESS);
+            assertThat(second.check("sluice-backup-7", 10_000).state()).isEqualTo(SinkSnapshots.SUCCESS);
+        }
+        onAnotherBroker.close();
+        exporter.close();
+    }
+
+    @Test
+    void aSnapshotIntoARepositoryNobodyRegisteredIsRefusedNamingIt() throws Exception
+    {
+        final OpenSearchExporter exporter = open(1, Map.of("index", "no-repository", "snapshot.repository", "never-registered"));
+        try (SinkSnapshots snapshots = exporter.snapshots())
+        {
+            final SinkSnapshots.Snapshot refused = snapshots.take("sluice-backup-8", 10_000);
+            assertThat(refused.state()).isEqualTo("REFUSED");
+            assertThat(refused.detail()).contains("never-registered");
+        }
+        exporter.close();
     }
 
     @Test

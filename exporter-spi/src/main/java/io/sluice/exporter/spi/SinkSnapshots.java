@@ -22,7 +22,12 @@ public interface SinkSnapshots extends AutoCloseable
         }
     }
 
-    /** Takes snapshot {@code name} of the exporter's data and waits until it ended; a refusal is a state, not a throw. */
+    /**
+     * Takes snapshot {@code name} of the exporter's data and waits until it ended; a refusal is a state, not a throw.
+     * When the sink already has a snapshot of that name, it is this backup's own, taken through another broker whose
+     * answer came too late (the gateway checks the name is free before the backup starts): wait for it to end and
+     * answer its state instead of refusing.
+     */
     Snapshot take(String name, long timeoutMillis) throws Exception;
 
     /** The snapshot's state now ({@link #MISSING} when the sink does not have it). */

@@ -196,6 +196,9 @@ public final class BackupService implements AutoCloseable
      */
     private final class Cut
     {
+        /** A sink's state of a snapshot still being taken. */
+        private static final String IN_PROGRESS = "IN_PROGRESS";
+
         private final long backupId;
         private final long createdAt = clock.millis();
         private final PartitionDistribution distribution = topology.distribution();
@@ -211,6 +214,42 @@ public final class BackupService implements AutoCloseable
         }
 
         CompletableFuture<BackupView.Accepted> run()
+        {
+            return checkSinkSnapshotsFree().thenCompose((free) -> hold());
+        }
+
+        /**
+         * 409 when a sink already holds a good or running snapshot named for this backup (left by a backup of this id
+         * since deleted from the store, or by another cluster writing to the same repository): a take that finds its
+         * snapshot there answers that snapshot's state, which is how a take retried through a second broker gets the
+         * first one's outcome, so the name must be free before the backup starts.
+         */
+        private CompletableFuture<Void> checkSinkSnapshotsFree()
+        {
+            return anyBroker("checking the sinks for a snapshot of backup " + backupId,
+                (broker, timeout) -> client.sinkSnapshots(broker, backupId, false, timeout))
+                .exceptionally((failure) ->
+                {
+                    final Throwable cause = Futures.unwrapAll(failure);
+                    throw new ManagementException(status(cause), "backup " + backupId + " not taken, nothing kept: " +
+                        "its sinks could not be checked: " + cause.getMessage());
+                })
+                .thenAccept((sinks) ->
+                {
+                    final List<String> there = sinks.stream()
+                        .filter((sink) -> sink.succeeded() || IN_PROGRESS.equals(sink.state()))
+                        .map((sink) -> "exporter " + sink.exporterId() + "'s sink already holds snapshot " +
+                            sink.snapshot() + " (" + sink.state() + ", " + sink.detail() + ")").toList();
+                    if (!there.isEmpty())
+                    {
+                        throw new ManagementException(HttpStatus.CONFLICT, "backup " + backupId + " not taken: " +
+                            String.join("; ", there) + "; it is not this backup's: delete it from the repository or " +
+                            "take the backup with a greater id");
+                    }
+                });
+        }
+
+        private CompletableFuture<BackupView.Accepted> hold()
         {
             holdStartedNanos = System.nanoTime();
             return anyBroker("taking the hold of backup " + backupId,

@@ -220,6 +220,24 @@ class BackupHoldClusterIT
 
     @Test
     @Order(4)
+    void aSnapshotOfTheSameNameAlreadyInTheSinkIsRefusedWith409BeforeAnythingIsHeldOrKept() throws Exception
+    {
+        // left by a backup 350 deleted from the store since, or by another cluster writing to the same repository
+        GatedSnapshotSink.SNAPSHOTS.put("sluice-backup-350", Map.of());
+        final HttpResponse<String> refused = send(post(management + "/actuator/backups", "{\"backupId\": 350}"));
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(409);
+        assertThat(refused.body()).contains("exporter " + GATED).contains("sluice-backup-350").contains("greater id");
+        assertThat(GatedSnapshotSink.snapshotStarted.getCount()).as("no snapshot taken").isEqualTo(1);
+        assertThat(send(get(management + "/actuator/backups/350")).statusCode()).as("nothing kept").isEqualTo(404);
+        assertThat(brokers.stream().allMatch((b) -> b.control().state().backupHold() == null)).as("no hold taken").isTrue();
+
+        final HttpResponse<String> next = send(post(management + "/actuator/backups", "{\"backupId\": 351}"));
+        assertThat(next.statusCode()).as(next.body()).isEqualTo(202);
+        assertThat(awaitEnded(351).get("state").asText()).isEqualTo("COMPLETED");
+    }
+
+    @Test
+    @Order(5)
     void aPairOnABrokerThatIsDownFailsTheBackupNamingItAndReleasesTheHold() throws Exception
     {
         brokers.get(2).halt();
