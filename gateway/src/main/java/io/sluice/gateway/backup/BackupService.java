@@ -188,11 +188,12 @@ public final class BackupService implements AutoCloseable
     }
 
     /**
-     * One backup's cut, in order: take the hold (the control group refuses a second backup's: 409), record the backup
-     * as started, wait until every pair's exporters obey the hold (their acknowledged positions stop moving), snapshot
-     * the sinks (so every record at or below X(e, p) is in them, and nothing above what the captures hold, which
-     * come after), capture every partition, release the hold, and commit the cut. A failure once the hold is taken
-     * releases it and records the backup FAILED with the reason.
+     * One backup's cut, in order: take the hold (the control group refuses a second backup's: 409), check no sink
+     * has a snapshot of the backup's name yet (409), record the backup as started, wait until every pair's exporters
+     * obey the hold (their acknowledged positions stop moving), snapshot the sinks (so every record at or below
+     * X(e, p) is in them, and nothing above what the captures hold, which come after), capture every partition,
+     * release the hold, and commit the cut. A failure once the hold is taken releases it, and once the backup is
+     * recorded as started, records it FAILED with the reason.
      */
     private final class Cut
     {
@@ -213,13 +214,9 @@ public final class BackupService implements AutoCloseable
             this.backupId = backupId;
         }
 
-        CompletableFuture<BackupView.Accepted> run()
-        {
-            return checkSinkSnapshotsFree().thenCompose((free) -> hold());
-        }
 
         /**
-         * 409 when a sink already holds a good or running snapshot named for this backup (left by a backup of this id
+         * 409 (the hold released, nothing kept) when a sink already holds a good or running snapshot named for this backup (left by a backup of this id
          * since deleted from the store, or by another cluster writing to the same repository): a take that finds its
          * snapshot there answers that snapshot's state, which is how a take retried through a second broker gets the
          * first one's outcome, so the name must be free before the backup starts.
@@ -249,7 +246,7 @@ public final class BackupService implements AutoCloseable
                 });
         }
 
-        private CompletableFuture<BackupView.Accepted> hold()
+        CompletableFuture<BackupView.Accepted> run()
         {
             holdStartedNanos = System.nanoTime();
             return anyBroker("taking the hold of backup " + backupId,
@@ -277,21 +274,27 @@ public final class BackupService implements AutoCloseable
         {
             // Another gateway's backup may have taken and released its hold since the first check.
             checkIdIsNewest(backupId);
+            // Under the hold, so no other backup's sink snapshot is being taken (a broker takes them one at a time).
+            return checkSinkSnapshotsFree().thenCompose((free) -> recordStarted()).thenCompose((recorded) -> awaitObeyed())
+                .thenCompose((obeyed) -> takeSinkSnapshots())
+                .thenCompose((sinks) -> capture().thenCompose((cuts) -> release().thenApply((holdMillis) ->
+                    commit(cuts, sinks, holdMillis))));
+        }
+
+        private CompletableFuture<Void> recordStarted()
+        {
             try
             {
                 store.putBytes(BackupKeys.started(backupId), new BackupManifest(backupId, createdAt, 0, 0,
                     layout(distribution), List.of()).toBytes());
                 started = true;
+                return CompletableFuture.completedFuture(null);
             }
             catch (final IOException e)
             {
                 throw new ManagementException(HttpStatus.SERVICE_UNAVAILABLE, "cannot write to the " + store.describe() +
                     ": " + e.getMessage());
             }
-            return awaitObeyed()
-                .thenCompose((obeyed) -> takeSinkSnapshots())
-                .thenCompose((sinks) -> capture().thenCompose((cuts) -> release().thenApply((holdMillis) ->
-                    commit(cuts, sinks, holdMillis))));
         }
 
         /** Every (broker, partition) pair, as a pause: a pair on a broker known down fails at once. */
