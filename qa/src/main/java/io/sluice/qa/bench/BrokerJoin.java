@@ -127,7 +127,8 @@ final class BrokerJoin
     {
         try (Socket socket = new Socket())
         {
-            socket.connect(address, 200);
+            socket.connect(address.isUnresolved() ? new InetSocketAddress(address.getHostString(), address.getPort()) :
+                address, 200);
             return true;
         }
         catch (final IOException e)
