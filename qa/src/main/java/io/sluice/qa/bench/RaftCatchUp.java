@@ -101,9 +101,9 @@ final class RaftCatchUp implements AutoCloseable
             {
                 reply = client.getGroupManagementApi(candidate).info(groupId);
             }
-            catch (final IOException e)
+            catch (final IOException | RuntimeException e)
             {
-                continue;
+                continue; // gRPC's own failures (a deadline) are unchecked: asked again next round
             }
             final RoleInfoProto role = reply.getRoleInfoProto();
             if (role == null || role.getRole() != RaftPeerRole.LEADER)
