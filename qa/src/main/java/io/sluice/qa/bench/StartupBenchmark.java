@@ -131,6 +131,9 @@ public final class StartupBenchmark
             final Path report = run.finish();
             Files.copy(cluster.broker(RESTARTED).logFile(), report.resolveSibling("startup-broker-" + RESTARTED + ".log"),
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            // And the gateway's: when it saw the broker reachable again, against the broker's "serving".
+            Files.copy(cluster.gateway().logFile(), report.resolveSibling("startup-gateway.log"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             run.log("report: %s", report);
         }
         finally
