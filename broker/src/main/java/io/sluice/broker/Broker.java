@@ -290,6 +290,13 @@ public final class Broker implements AutoCloseable
                 byGroup.put(group.getGroupId(), partition);
             }
             phases.mark("partitions set up");
+            // Beside the recovery below: the control group's catch-up, right after it, proposes through a Raft client
+            // whose first use in this JVM loads the gRPC client code: the catch-up took 1.3-3.0 s without this, 0.5-0.7 s
+            // with it (bash qa/bench.sh startup, docs/bench/issue-30.md).
+            final long warmStartNs = System.nanoTime();
+            adminExecutor.execute(() -> control.warmClient().whenComplete((ignored, failure) ->
+                LOG.info("broker {}: control group's Raft client warmed in {} ms", nodeId,
+                    (System.nanoTime() - warmStartNs) / 1_000_000)));
 
             // Before Ratis reads them: a term or configuration file a full disk left empty (RaftMetadataMend).
             final Map<RaftGroupId, RaftGroup> hosted = new LinkedHashMap<>();

@@ -155,6 +155,15 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     }
 
     /**
+     * Warms this member's Raft client (on the calling thread, then asynchronously): a broker's start calls it beside
+     * Ratis's recovery, so the catch-up's first proposal finds the gRPC client code loaded and the leader known.
+     */
+    public CompletableFuture<Void> warmClient()
+    {
+        return member.warmClient();
+    }
+
+    /**
      * Starts catching up, on the scheduler: the first proposal builds this member's Raft client (cold gRPC code, a
      * good part of a second), which the broker's start need not wait for. Once the group is added to the Raft server.
      */

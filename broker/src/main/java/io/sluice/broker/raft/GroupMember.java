@@ -3,6 +3,7 @@ package io.sluice.broker.raft;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.RaftProtos.ReplicationLevel;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -242,6 +243,25 @@ public final class GroupMember implements AutoCloseable
         catch (final Exception e)
         {
             return CompletableFuture.failedFuture(refusals.unavailable(e.toString()));
+        }
+    }
+
+    /**
+     * Makes this replica's Raft client now and sends it one request that changes nothing (a watch of index 0, which
+     * the leader answers at once): the first use of a Raft client in a JVM loads and links the gRPC client code, a
+     * good part of a second that a later proposal then does not wait for, and the client learns the leader. Completes
+     * when answered or failed (a failure only means the client stays cold); {@code null} once closed.
+     */
+    public CompletableFuture<Void> warmClient()
+    {
+        try
+        {
+            return client.get(() -> refusals.unavailable("closed")).async().watch(0, ReplicationLevel.MAJORITY)
+                .handle((reply, failure) -> null);
+        }
+        catch (final Exception e)
+        {
+            return CompletableFuture.completedFuture(null);
         }
     }
 

@@ -25,14 +25,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * {@link ClusterTopology} kept fresh by polling every broker's topology API.
  * <p>
- * Every {@code pollInterval} each broker without a poll in flight is asked, all concurrently, with a
+ * Every {@code pollInterval} each reachable broker without a poll in flight is asked, all concurrently, with a
  * {@code pollTimeout} deadline. A failed or timed-out poll marks the broker unreachable at once and drops
- * its partitions' live state, so a dead broker is noticed within about interval + timeout.
+ * its partitions' live state, so a dead broker is noticed within about interval + timeout. An unreachable broker
+ * (stopped, starting, not polled yet) is asked every {@link #DOWN_POLL_INTERVAL} instead (or {@code pollInterval} when
+ * that is shorter): asking a stopped broker costs a refused connection, and a restarted one is seen serving within
+ * about 100 ms instead of a whole interval (issue 30).
  * <p>
  * Thread-safety: each broker's state is one immutable {@link BrokerView} swapped atomically, so readers
  * never block and always see one consistent answer per broker.
@@ -41,6 +45,8 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
 {
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(500);
     public static final Duration DEFAULT_POLL_TIMEOUT = Duration.ofMillis(1500);
+    /** How often an unreachable broker is asked. */
+    public static final Duration DOWN_POLL_INTERVAL = Duration.ofMillis(100);
 
     private static final Logger LOG = LoggerFactory.getLogger(PolledClusterTopology.class);
 
@@ -48,7 +54,11 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     private final BrokerClient client;
     private final Duration pollInterval;
     private final Duration pollTimeout;
+    /** How often an unreachable broker is asked: the poller's tick. */
+    private final Duration downPollInterval;
     private final AtomicReferenceArray<BrokerView> views;
+    /** Per broker, when its next poll is due ({@link System#nanoTime}), set as its last poll completes. */
+    private final AtomicLongArray nextPollNanos;
     /** The highest count of lease expiries any broker reported: the control group's count only grows. */
     private final java.util.concurrent.atomic.AtomicLong leaseExpiries = new java.util.concurrent.atomic.AtomicLong();
     private final AtomicBoolean[] polling;
@@ -64,7 +74,14 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
         this.client = client;
         this.pollInterval = pollInterval;
         this.pollTimeout = pollTimeout;
+        this.downPollInterval = pollInterval.compareTo(DOWN_POLL_INTERVAL) < 0 ? pollInterval : DOWN_POLL_INTERVAL;
         this.views = new AtomicReferenceArray<>(distribution.brokerCount());
+        this.nextPollNanos = new AtomicLongArray(distribution.brokerCount());
+        final long now = System.nanoTime();
+        for (int b = 0; b < distribution.brokerCount(); b++)
+        {
+            nextPollNanos.set(b, now);
+        }
         this.polling = new AtomicBoolean[distribution.brokerCount()];
         for (int b = 0; b < distribution.brokerCount(); b++)
         {
@@ -82,7 +99,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     /** Starts polling; the first round goes out at once. */
     public PolledClusterTopology start()
     {
-        scheduler.scheduleWithFixedDelay(this::pollAll, 0, pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::pollAll, 0, downPollInterval.toMillis(), TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -203,10 +220,12 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
 
     private void pollAll()
     {
+        // Half a tick early counts as due: the ticks drift by the time each round takes.
+        final long slack = downPollInterval.toNanos() / 2;
         for (int b = 0; b < distribution.brokerCount(); b++)
         {
             final int brokerId = b;
-            if (!polling[brokerId].compareAndSet(false, true))
+            if (System.nanoTime() + slack - nextPollNanos.get(brokerId) < 0 || !polling[brokerId].compareAndSet(false, true))
             {
                 continue;
             }
@@ -228,6 +247,8 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
                 }
                 finally
                 {
+                    nextPollNanos.set(brokerId, startedNanos +
+                        (views.get(brokerId).reachable() ? pollInterval : downPollInterval).toNanos());
                     polling[brokerId].set(false);
                 }
             });

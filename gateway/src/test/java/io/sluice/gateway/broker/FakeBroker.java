@@ -49,6 +49,8 @@ final class FakeBroker implements AutoCloseable
     /** The idHigh of every append request received, in any mode (0 when it carried no id). */
     final List<Long> appendIds = new CopyOnWriteArrayList<>();
     final AtomicInteger adminsReceived = new AtomicInteger();
+    /** Topology requests answered (in the normal mode). */
+    final AtomicInteger topologiesAnswered = new AtomicInteger();
     volatile BooleanType lastLeaderTargeted;
     final AtomicLong nextPosition = new AtomicLong(1);
     volatile Mode mode = Mode.NORMAL;
@@ -131,6 +133,7 @@ final class FakeBroker implements AutoCloseable
             }
             case TopologyRequestDecoder.TEMPLATE_ID ->
             {
+                topologiesAnswered.incrementAndGet();
                 final Map<Integer, Boolean> snapshot = Map.copyOf(leading);
                 final long currentTerm = term;
                 final String exporterId = "file";

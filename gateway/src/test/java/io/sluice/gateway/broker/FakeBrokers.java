@@ -51,6 +51,12 @@ public final class FakeBrokers implements AutoCloseable
         brokers.get(brokerId).mode = FakeBroker.Mode.NORMAL;
     }
 
+    /** How many topology polls the broker answered (while serving). */
+    public int topologiesAnswered(final int brokerId)
+    {
+        return brokers.get(brokerId).topologiesAnswered.get();
+    }
+
     public AutoCloseable broker(final int brokerId)
     {
         return brokers.get(brokerId);

@@ -122,4 +122,26 @@ class PolledClusterTopologyTest
         await().atMost(Duration.ofSeconds(10)).until(() -> topology.isReachable(0) && !topology.isKnownDown(0));
         assertThat(topology.leaderOf(1)).isEqualTo(OptionalInt.of(0));
     }
+
+    @Test
+    void aBrokerDownIsAskedAgainSoonSoItsStartIsSeenWithoutWaitingForTheInterval()
+    {
+        topology.close();
+        // An hour between polls of a reachable broker: only the fast polls of a down one can see it start serving.
+        topology = new PolledClusterTopology(distribution, client, Duration.ofHours(1), Duration.ofMillis(500));
+        brokers.starting(0);
+        brokers.lead(1, 1, 2);
+        brokers.follow(2, 1, 2);
+        topology.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isReachable(1) && topology.isKnownDown(0));
+
+        brokers.lead(0, 1, 3);
+        brokers.serving(0);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isReachable(0));
+        assertThat(topology.leaderOf(1)).isEqualTo(OptionalInt.of(0));
+        // Brokers that answered are asked at the (hour-long) interval, not at the down brokers' pace.
+        assertThat(brokers.topologiesAnswered(1)).isEqualTo(1);
+        assertThat(brokers.topologiesAnswered(2)).isEqualTo(1);
+    }
 }

@@ -18,8 +18,14 @@ import java.time.Duration;
  *   <li>{@code caught_up}: every replica of it is at its leader's last position (what was written while it was
  *   down has reached it).</li>
  * </ol>
- * Also the Spring context's own start as the broker logs it. Headline ratio = available / listening. No bare-Ratis
- * baseline yet (issue 30 asks for one): the figures stand alone.
+ * Also its Raft side: {@code raft_listening} (its Raft port accepts a connection) and {@code raft_caught_up} (every
+ * group's leader has heard from it since the restart and knows it holds the leader's last entry, {@link RaftCatchUp}),
+ * and what it logged: the Spring context's start, its start phases' {@code raft_started} and {@code serving}.
+ * <p>
+ * Baseline in the same run (issue 30): after the broker's restarts it is stopped once more and a bare Ratis server
+ * ({@link BareRatisServer}, its own JVM with the brokers' JVM options) is started as many times in its place, on a copy
+ * of the broker's data directory, timed the same way to {@code bare_raft_listening} and {@code bare_raft_caught_up}.
+ * Headline ratio = raft_caught_up / bare_raft_caught_up (p50s).
  */
 public final class StartupBenchmark
 {
@@ -28,6 +34,9 @@ public final class StartupBenchmark
     private static final int REPLICATION_FACTOR = 3;
     private static final java.util.List<String> JVM_OPTIONS = java.util.List.of("-Xms128m", "-Xmx512m", "-Xshare:auto");
     private static final Duration TIMEOUT = Duration.ofMinutes(3);
+    /** The Sluice restart's figures, in the order {@code measure} collects them. */
+    private static final String[] SLUICE_FIGURES = {"listening", "reachable", "available", "caught_up", "raft_listening",
+        "raft_caught_up", "raft_started", "serving"};
 
     private StartupBenchmark()
     {
@@ -62,39 +71,68 @@ public final class StartupBenchmark
             {
                 cluster.awaitBrokerAvailable(b);
             }
-            final long[] listening = new long[restarts];
-            final long[] reachable = new long[restarts];
-            final long[] available = new long[restarts];
-            final long[] caughtUp = new long[restarts];
+            final long[][] sluice = new long[SLUICE_FIGURES.length][restarts];
             final double[] springSeconds = new double[restarts];
             final BrokerJoin join = new BrokerJoin(cluster, RESTARTED, TIMEOUT);
             for (int i = 0; i < restarts; i++)
             {
                 final BrokerJoin.Times times = join.restart(() -> { });
-                listening[i] = times.listeningNs();
-                reachable[i] = times.reachableNs();
-                available[i] = times.availableNs();
-                caughtUp[i] = times.caughtUpNs();
+                final long[] figures = {times.listeningNs(), times.reachableNs(), times.availableNs(), times.caughtUpNs(),
+                    times.raftListeningNs(), times.raftCaughtUpNs(), times.raftStartedMs() * 1_000_000,
+                    times.servingMs() * 1_000_000};
+                for (int f = 0; f < figures.length; f++)
+                {
+                    sluice[f][i] = figures[f];
+                }
                 springSeconds[i] = times.springSeconds();
-                run.log("restart %d: listening %.2f s, reachable %.2f s, available %.2f s, caught up %.2f s (Spring context " +
-                    "started in %.2f s)", i + 1, listening[i] / 1e9, reachable[i] / 1e9, available[i] / 1e9,
-                    caughtUp[i] / 1e9, springSeconds[i]);
+                run.log("restart %d: listening %.2f s, serving %.2f s (as logged), reachable %.2f s, available %.2f s, " +
+                    "caught up %.2f s; Raft: started %.2f s (as logged), listening %.2f s, every group caught up %.2f s " +
+                    "(Spring context started in %.2f s)", i + 1, times.listeningNs() / 1e9, times.servingMs() / 1e3,
+                    times.reachableNs() / 1e9, times.availableNs() / 1e9, times.caughtUpNs() / 1e9,
+                    times.raftStartedMs() / 1e3, times.raftListeningNs() / 1e9, times.raftCaughtUpNs() / 1e9,
+                    springSeconds[i]);
                 // The next restart starts from a balanced cluster, as a rolling restart would.
                 cluster.awaitPreferredLeaders();
             }
-            run.result("listening_p50_ms", Stats.percentile(listening, 50) / 1e6)
-                .result("listening_max_ms", Stats.percentile(listening, 100) / 1e6)
-                .result("reachable_p50_ms", Stats.percentile(reachable, 50) / 1e6)
-                .result("reachable_max_ms", Stats.percentile(reachable, 100) / 1e6)
-                .result("available_p50_ms", Stats.percentile(available, 50) / 1e6)
-                .result("available_max_ms", Stats.percentile(available, 100) / 1e6)
-                .result("caught_up_p50_ms", Stats.percentile(caughtUp, 50) / 1e6)
-                .result("caught_up_max_ms", Stats.percentile(caughtUp, 100) / 1e6)
-                .result("spring_context_p50_s", Stats.median(springSeconds));
-            run.ratio((double)Stats.percentile(available, 50) / Stats.percentile(listening, 50));
+            for (int f = 0; f < SLUICE_FIGURES.length; f++)
+            {
+                run.result(SLUICE_FIGURES[f] + "_p50_ms", Stats.percentile(sluice[f], 50) / 1e6)
+                    .result(SLUICE_FIGURES[f] + "_max_ms", Stats.percentile(sluice[f], 100) / 1e6);
+            }
+            run.result("spring_context_p50_s", Stats.median(springSeconds));
+
+            // The baseline, same run, same cluster: a bare Ratis server in place of the stopped broker.
+            final BareRatisJoin bare = new BareRatisJoin(cluster, RESTARTED, JVM_OPTIONS, dir.resolve("bare"), TIMEOUT);
+            final long[][] baseline = new long[3][restarts];
+            for (int i = 0; i < restarts; i++)
+            {
+                final BareRatisJoin.Times times = bare.restart();
+                baseline[0][i] = times.listeningNs();
+                baseline[1][i] = times.caughtUpNs();
+                baseline[2][i] = times.startedMs() * 1_000_000;
+                run.log("bare Ratis start %d: started %.2f s (as logged), listening %.2f s, every group caught up %.2f s",
+                    i + 1, times.startedMs() / 1e3, times.listeningNs() / 1e9, times.caughtUpNs() / 1e9);
+            }
+            bare.stop();
+            final String[] bareFigures = {"bare_raft_listening", "bare_raft_caught_up", "bare_raft_started"};
+            for (int f = 0; f < bareFigures.length; f++)
+            {
+                run.result(bareFigures[f] + "_p50_ms", Stats.percentile(baseline[f], 50) / 1e6)
+                    .result(bareFigures[f] + "_max_ms", Stats.percentile(baseline[f], 100) / 1e6);
+            }
+            final double listeningRatio = (double)Stats.percentile(sluice[0], 50) / Stats.percentile(baseline[0], 50);
+            final double raftListeningRatio = (double)Stats.percentile(sluice[4], 50) / Stats.percentile(baseline[0], 50);
+            final double caughtUpRatio = (double)Stats.percentile(sluice[5], 50) / Stats.percentile(baseline[1], 50);
+            run.result("listening_vs_bare", listeningRatio)
+                .result("raft_listening_vs_bare", raftListeningRatio)
+                .result("raft_caught_up_vs_bare", caughtUpRatio);
+            run.ratio(caughtUpRatio);
             // The restarted broker's log (every start appended) next to the report: its timestamps show where a start goes.
             final Path report = run.finish();
             Files.copy(cluster.broker(RESTARTED).logFile(), report.resolveSibling("startup-broker-" + RESTARTED + ".log"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            // And the gateway's: when it saw the broker reachable again, against the broker's "serving".
+            Files.copy(cluster.gateway().logFile(), report.resolveSibling("startup-gateway.log"),
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             run.log("report: %s", report);
         }

@@ -510,6 +510,12 @@ public final class SluiceCluster implements AutoCloseable
         return partitionCount;
     }
 
+    /** The cluster's brokers, partitions and placement, as every child was configured with them. */
+    public PartitionDistribution distribution()
+    {
+        return distribution;
+    }
+
     /** Brokers replicating the partition, in placement order (the product's own placement). */
     public List<Integer> replicasOf(final int partitionId)
     {
