@@ -214,12 +214,11 @@ public final class BackupService implements AutoCloseable
             this.backupId = backupId;
         }
 
-
         /**
-         * 409 (the hold released, nothing kept) when a sink already holds a good or running snapshot named for this backup (left by a backup of this id
-         * since deleted from the store, or by another cluster writing to the same repository): a take that finds its
-         * snapshot there answers that snapshot's state, which is how a take retried through a second broker gets the
-         * first one's outcome, so the name must be free before the backup starts.
+         * 409 (the hold released, nothing kept) when a sink already holds a good or running snapshot named for this
+         * backup (left by a backup of this id since deleted from the store, or by another cluster writing to the same
+         * repository): a take that finds its snapshot there answers that snapshot's state, which is how a take retried
+         * through a second broker gets the first one's outcome, so the name must be free before the backup starts.
          */
         private CompletableFuture<Void> checkSinkSnapshotsFree()
         {
