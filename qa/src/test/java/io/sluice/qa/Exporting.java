@@ -87,6 +87,22 @@ public final class Exporting
         });
     }
 
+    /**
+     * Waits until the gateway reports {@code state} for the cluster with a leader known for every partition (right
+     * after a restart or a leadership move a partition may have none for a moment), and answers each leader's exported
+     * position.
+     */
+    public static Map<Integer, Long> awaitLeaderExportedPositions(final SluiceCluster cluster, final String state)
+    {
+        return Await.value("the gateway reporting every pair " + state + " and every partition's leader", STATE_TIMEOUT,
+            () ->
+            {
+                final ExportingStatus status = cluster.client().exporting();
+                return state.equals(status.state()) ?
+                    leaderExportedPositions(status, cluster.partitionCount()) : Optional.empty();
+            });
+    }
+
     /** Waits for the gateway to report {@code state} for the cluster; checks every pair of the cluster is listed so. */
     public static void assertEveryPair(final SluiceCluster cluster, final String state)
     {

@@ -300,8 +300,7 @@ class ExportingControlIT
     {
         Records.awaitExported(cluster, Records.write(cluster, "before-soft-restart", 60));
         until200("soft pause", () -> cluster.client().softPause());
-        final Map<Integer, Long> held = Exporting.leaderExportedPositions(
-            awaitClusterState(cluster, "SOFT_PAUSED"), cluster.partitionCount()).orElseThrow();
+        final Map<Integer, Long> held = Exporting.awaitLeaderExportedPositions(cluster, "SOFT_PAUSED");
         final List<WrittenRecord> whileSoftPaused = Records.write(cluster, "soft-restart", 300);
         Records.awaitExported(cluster, whileSoftPaused);
 
