@@ -31,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * volume made by the test (root only; skipped otherwise), exports paused, records written until the volumes fill.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 105)
 class FullDiskIT
 {
     private static final int BROKERS = 3;

@@ -20,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Issue 4: a gateway started before the brokers reports them unavailable, and becomes ready once they are up. */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 50)
 class GatewayStartedBeforeBrokersIT
 {
     @RegisterExtension

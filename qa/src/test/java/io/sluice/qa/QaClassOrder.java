@@ -11,7 +11,7 @@ import java.util.Comparator;
 /**
  * The order of the qa classes (junit-platform.properties names it): the classes on the {@link SharedCluster} first,
  * one after another on the one cluster (those marked {@link SharedCluster.RunsLast} after the rest of them), then the
- * classes with clusters of their own; by name within each group.
+ * classes with clusters of their own, the {@link LongRunning} ones first, longest first; by name within each group.
  * It tells the shared cluster how many classes use it, so it stops after the last one instead of idling beside the
  * clusters booted later.
  * <p>
@@ -34,6 +34,7 @@ public final class QaClassOrder implements ClassOrderer
     {
         context.getClassDescriptors().sort(Comparator
             .comparing((ClassDescriptor descriptor) -> group(descriptor.getTestClass()))
+            .thenComparing(descriptor -> -expectedSeconds(descriptor.getTestClass()))
             .thenComparing(descriptor -> descriptor.getTestClass().getName()));
         SharedCluster.expectClasses((int)context.getClassDescriptors().stream()
             .filter(descriptor -> usesSharedCluster(descriptor.getTestClass())).count());
@@ -47,6 +48,13 @@ public final class QaClassOrder implements ClassOrderer
             return 2;
         }
         return testClass.isAnnotationPresent(SharedCluster.RunsLast.class) ? 1 : 0;
+    }
+
+    /** {@link LongRunning#seconds()} of a class with a cluster of its own, else 0 (the shared lane keeps its order). */
+    private static int expectedSeconds(final Class<?> testClass)
+    {
+        final LongRunning longRunning = testClass.getAnnotation(LongRunning.class);
+        return longRunning == null || usesSharedCluster(testClass) ? 0 : longRunning.seconds();
     }
 
     static boolean usesSharedCluster(final Class<?> testClass)

@@ -1,6 +1,7 @@
 package io.sluice.qa.backup;
 
 import io.sluice.qa.Exporting;
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.HttpAnswer;
@@ -48,6 +49,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 55)
 class BackupFaultsIT
 {
     private static final int PARTITIONS = 3;

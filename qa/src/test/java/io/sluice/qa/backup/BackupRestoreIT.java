@@ -1,6 +1,7 @@
 package io.sluice.qa.backup;
 
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.ExportedRecord;
@@ -51,6 +52,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @ResourceLock(QaClassOrder.EMBEDDED_SINKS)
+@LongRunning(seconds = 75)
 class BackupRestoreIT
 {
     private static final int PARTITIONS = 3;

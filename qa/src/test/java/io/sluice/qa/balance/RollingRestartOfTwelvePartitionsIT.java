@@ -1,5 +1,6 @@
 package io.sluice.qa.balance;
 
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.SluiceCluster;
 import org.junit.jupiter.api.Test;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
  * shared-cluster classes.
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 80)
 class RollingRestartOfTwelvePartitionsIT
 {
     @RegisterExtension

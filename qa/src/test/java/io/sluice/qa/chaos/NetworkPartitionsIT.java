@@ -1,5 +1,6 @@
 package io.sluice.qa.chaos;
 
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.network.NetworkLab;
 import org.junit.jupiter.api.Assumptions;
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * --seed N}; seeds that found product bugs stay here as regression runs.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 170)
 class NetworkPartitionsIT
 {
     private static final Duration RUN = Duration.ofSeconds(60);

@@ -51,6 +51,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -146,7 +147,7 @@ class ContainerClusterIT
         image = brokerContainer.getImage();
         assertThat(gatewayContainer.getImage()).isEqualTo(image);
 
-        images.ensureBase();
+        final Optional<String> baseTimings = ContainerBaseAhead.ensureBase(images);
         final Path repository = SluiceCluster.jar().getParent().getParent().getParent();
         final double build = images.buildSluice(repository, image);
         // the base exists now: a container that cannot start here is a machine problem, not a Sluice one
@@ -158,7 +159,7 @@ class ContainerClusterIT
             failInCi();
             return;
         }
-        report("base image " + ContainerImages.BASE_IMAGE + ": " + images.baseTimings().orElse("in podman's storage already"));
+        report("base image " + ContainerImages.BASE_IMAGE + ": " + baseTimings.orElse("in podman's storage already"));
         report(String.format("image %s built in %.1f s, %d MB", image, build, images.size(image) / 1_000_000));
 
         final int replicas = brokers.getSpec().getReplicas();

@@ -3,6 +3,7 @@ package io.sluice.qa.control;
 import io.sluice.gateway.records.PartitionSelector;
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.qa.Exporting;
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.ExportingControlAnswer;
 import io.sluice.qa.cluster.QaRun;
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a replica and answer their pairs from it, lead partitions and obey the pause; they never make a quorum.
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 40)
 class ListenerBrokersIT
 {
     private static final int BROKERS = 6;

@@ -3,6 +3,7 @@ package io.sluice.qa.exporter;
 import io.sluice.exporter.kafka.KafkaBroker;
 import io.sluice.exporter.kafka.KafkaExporter;
 import io.sluice.exporter.spi.ExporterJars;
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
@@ -52,6 +53,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @ResourceLock(QaClassOrder.EMBEDDED_SINKS)
+@LongRunning(seconds = 60)
 class KafkaExporterClusterIT
 {
     private static final String TOPIC = "sluice-records";

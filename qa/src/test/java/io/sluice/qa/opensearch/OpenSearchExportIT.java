@@ -2,6 +2,7 @@ package io.sluice.qa.opensearch;
 
 import io.sluice.exporter.opensearch.testing.OpenSearchNode;
 import io.sluice.qa.Exporting;
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.QaClassOrder;
 import io.sluice.qa.Records;
 import io.sluice.qa.cluster.Await;
@@ -48,6 +49,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 @ResourceLock(QaClassOrder.EMBEDDED_SINKS)
+@LongRunning(seconds = 70)
 class OpenSearchExportIT
 {
     private static final String EXPORTER = "search";

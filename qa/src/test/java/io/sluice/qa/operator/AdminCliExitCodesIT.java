@@ -2,6 +2,7 @@ package io.sluice.qa.operator;
 
 import io.sluice.protocol.cluster.PartitionReplica;
 import io.sluice.qa.Exporting;
+import io.sluice.qa.LongRunning;
 import io.sluice.qa.cluster.Await;
 import io.sluice.qa.cluster.Json;
 import io.sluice.qa.cluster.PortAllocator;
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
+@LongRunning(seconds = 70)
 class AdminCliExitCodesIT
 {
     private static final String TOKEN = "qa-operator-token";
