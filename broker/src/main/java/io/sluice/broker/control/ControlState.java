@@ -33,6 +33,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>
  * Thread-safety: {@link #apply} and {@link #restore} on one thread (Ratis's apply thread); reads and waits from any
  * thread.
+ * <p>
+ * Why a little over 450 lines: it is the control group's one apply path (one dispatch over its four entry kinds:
+ * exporting changes, lease expiries, backup holds, backfill claims) and its snapshot mirror, and the waits for an
+ * applied version read the same state; the claims' table is {@link BackfillClaimTable}'s.
  */
 public final class ControlState
 {
