@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class WriteLoad implements AutoCloseable
 {
     private final ConcurrentLinkedQueue<WrittenRecord> acknowledged = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Failure> failures = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final ExecutorService pool;
     private final List<Future<List<Long>>> writers = new ArrayList<>();
@@ -47,6 +47,7 @@ public final class WriteLoad implements AutoCloseable
                 while (running.get() && System.nanoTime() - deadline < 0)
                 {
                     final String key = name + "-w" + writer + "-" + seq;
+                    final long sentAtMillis = System.currentTimeMillis();
                     try
                     {
                         if (batchSize == 1)
@@ -70,7 +71,7 @@ public final class WriteLoad implements AutoCloseable
                     }
                     catch (final GatewayException e)
                     {
-                        failures.add(key + ": " + e.getMessage());
+                        failures.add(new Failure(sentAtMillis, key + ": " + e.getMessage()));
                     }
                     seq++;
                 }
@@ -100,9 +101,24 @@ public final class WriteLoad implements AutoCloseable
         return List.copyOf(acknowledged);
     }
 
+    /** Every failed write, as "key: why". */
     public List<String> failures()
     {
-        return List.copyOf(failures);
+        return failures.stream().map(Failure::description).toList();
+    }
+
+    /** The failed writes sent (epoch ms) at or after {@code fromMillis} and before {@code toMillis}. */
+    public List<String> failuresSentBetween(final long fromMillis, final long toMillis)
+    {
+        return failures.stream()
+            .filter(failure -> failure.sentAtMillis() >= fromMillis && failure.sentAtMillis() < toMillis)
+            .map(Failure::description)
+            .toList();
+    }
+
+    /** A failed write: when it was sent, and what its answer was. */
+    private record Failure(long sentAtMillis, String description)
+    {
     }
 
     /** Acknowledged writes (a batch counts once), after {@link #stop}. */

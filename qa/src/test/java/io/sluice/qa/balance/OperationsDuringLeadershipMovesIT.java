@@ -55,13 +55,16 @@ class OperationsDuringLeadershipMovesIT
         final List<String> refused = new CopyOnWriteArrayList<>();
         final AtomicInteger operations = new AtomicInteger();
         int moved = 0;
+        final List<long[]> frozen = new ArrayList<>();
         final ExecutorService pool = Executors.newSingleThreadExecutor();
         try (WriteLoad writers = new WriteLoad(cluster, "moves", 2, 1, Duration.ofMillis(20), Duration.ofMinutes(8)))
         {
             for (int brokerId = 0; brokerId < cluster.brokerCount(); brokerId++)
             {
+                final long frozenAt = System.currentTimeMillis();
                 cluster.suspendBroker(brokerId);
                 awaitLeadershipsMovedFrom(cluster, brokerId);
+                frozen.add(new long[] {frozenAt, System.currentTimeMillis()});
                 cluster.resumeBroker(brokerId);
                 cluster.awaitBrokerAvailable(brokerId);
 
@@ -93,12 +96,23 @@ class OperationsDuringLeadershipMovesIT
                     "after round " + brokerId);
             }
             writers.stop();
+            // A write sent to a frozen leader before its partition elected another fails once the election outlasts
+            // the request timeout (4 s): that is a failover, not an automatic move, so such writes are reported,
+            // not held against the moves. Every write sent while the leaderships moved home must succeed.
+            final List<String> failedDuringFailover = new ArrayList<>();
+            for (final long[] window : frozen)
+            {
+                failedDuringFailover.addAll(writers.failuresSentBetween(window[0], window[1]));
+            }
+            final List<String> failedWrites = new ArrayList<>(writers.failures());
+            failedWrites.removeAll(failedDuringFailover);
             cluster.log("operations " + operations.get() + ", leadership moves seen " + moved + ", writes " +
-                writers.writes() + ", failed writes " + writers.failures());
+                writers.writes() + ", failed writes " + failedWrites + ", writes sent to a frozen leader that " +
+                "failed before the failover " + failedDuringFailover);
             assertThat(refused).as("operations refused while leaderships moved").isEmpty();
             assertThat(moved).as("leadership moves seen while the operations ran").isPositive();
             assertThat(operations.get()).as("operations answered").isGreaterThan(cluster.brokerCount() * 6);
-            assertThat(writers.failures()).as("failed writes").isEmpty();
+            assertThat(failedWrites).as("failed writes sent outside a failover").isEmpty();
         }
         finally
         {
