@@ -41,6 +41,9 @@ mkdir -p qa/target/bench
 # shellcheck disable=SC2086
 # A fixed starting heap: without it G1 resizes the young generation for the first minute and the
 # allocation-heavier side of a comparison pays for it.
-exec java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -Xms2g ${BENCH_JAVA_OPTS:-} \
+# The common pool's two threads: on 2 CPUs it would have one, and CompletableFuture would start a thread per async
+# task in every broker the benchmark embeds (sluice.jar sets the same itself: CommonPool).
+exec java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -Xms2g \
+  -Djava.util.concurrent.ForkJoinPool.common.parallelism=2 ${BENCH_JAVA_OPTS:-} \
   -Dsluice.bench.dir="$root/qa/target/bench" \
   -cp "qa/target/classes:$(cat "$classpath_file")" "io.sluice.qa.bench.${class}" "$@"

@@ -19,6 +19,7 @@ import io.sluice.broker.raft.RaftMetadataMend;
 import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.concurrent.CommonPool;
 import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.tls.TlsModeProbe;
 import io.sluice.protocol.tls.TlsFiles;
@@ -191,6 +192,10 @@ public final class Broker implements AutoCloseable
         final PartitionDistribution distribution = config.distribution();
         final int nodeId = config.nodeId();
         distribution.checkNodeId(nodeId);
+        if (CommonPool.startsThreadPerTask())
+        {
+            LOG.warn("broker {}: {}", nodeId, CommonPool.threadPerTaskWarning());
+        }
         if (tls != null && config.raftTransport() != BrokerConfig.RaftTransport.GRPC)
         {
             throw new InvalidClusterConfigException(TlsFiles.ENABLED_SETTING, "needs the gRPC Raft transport (the " +

@@ -2,6 +2,7 @@ package io.sluice.dist;
 
 import io.sluice.cli.AdminCli;
 import io.sluice.gateway.GatewayApplication;
+import io.sluice.protocol.concurrent.CommonPool;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -59,6 +60,8 @@ public final class SluiceMain
 
     public static void main(final String[] args)
     {
+        // First, before anything loads CompletableFuture: on a 2-CPU host it would start a thread per async task.
+        CommonPool.raiseParallelismIfSingle();
         if (args.length > 0 && "admin".equals(args[0]))
         {
             System.exit(AdminCli.run(Arrays.copyOfRange(args, 1, args.length)));

@@ -4,6 +4,7 @@ import io.sluice.broker.BrokerConfig;
 import io.sluice.broker.RaftSettings;
 import io.sluice.broker.raft.RaftPeers;
 import io.sluice.protocol.cluster.PartitionDistribution;
+import io.sluice.protocol.concurrent.CommonPool;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -34,6 +35,8 @@ public final class BareRatisServer
     public static void main(final String[] args) throws Exception
     {
         final long mainAtMs = uptimeMs();
+        // As sluice.jar's main does: the common pool's two threads on a 2-CPU host, so the baseline pays what a broker pays.
+        CommonPool.raiseParallelismIfSingle();
         final int nodeId = Integer.parseInt(args[0]);
         final PartitionDistribution distribution = new PartitionDistribution(
             PartitionDistribution.parseAddresses(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
