@@ -1,5 +1,6 @@
 package io.sluice.gateway;
 
+import io.sluice.protocol.concurrent.CommonPool;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
@@ -12,6 +13,7 @@ public class GatewayApplication
 {
     public static void main(final String[] args)
     {
+        CommonPool.raiseParallelismIfSingle(); // before anything loads CompletableFuture, as sluice.jar's main does
         SpringApplication.run(GatewayApplication.class, args);
     }
 }
