@@ -291,15 +291,25 @@
           el('p', {}, 'Moves ' + exporterId + '\u2019s position on every partition to the latest committed record, ' +
             'and exports the skipped records again with supervised backfill tasks. Nothing changes until you confirm.'),
           el('label', { for: 'reset-task-count' }, 'Backfill tasks'), tasks, ' ', show, planBox);
-        const dryRun = async () => {
+        // The dialog asks for the default plan as it opens, and again on each click: only the latest question's
+        // answer is shown, so a slow answer to an earlier one cannot replace the plan for the count typed since.
+        let asked = 0;
+        const dryRun = () => {
+          const question = ++asked;
           planBox.replaceChildren(el('p', {}, 'Asking the gateway for the plan…'));
           plan = null;
-          const answer = await act('POST', resetPath(exporterId, tasks.value, true));
-          plan = answer.body;
-          renderPlan(planBox, plan);
+          return act('POST', resetPath(exporterId, tasks.value, true)).then((answer) => {
+            if (question !== asked) return;
+            plan = answer.body;
+            renderPlan(planBox, plan);
+          }, (e) => {
+            if (question !== asked) return;
+            planBox.replaceChildren();
+            state.fail(e);
+          });
         };
-        show.onclick = () => dryRun().catch((e) => { planBox.replaceChildren(); state.fail(e); });
-        dryRun().catch((e) => { planBox.replaceChildren(); state.fail(e); });
+        show.onclick = dryRun;
+        dryRun();
       },
       onConfirm: async () => {
         const count = $('reset-task-count').value;

@@ -230,6 +230,7 @@ class ConsoleInBrowserIT
         Exporting.until200("pause", () -> cluster.client().pause());
         final List<WrittenRecord> lagging = Records.write(cluster, "console-lagging", 200);
         openConsole(TOKEN);
+        holdTheDefaultPlanUntilThePlanOfThreeIsShown();
         openResetDialog();
 
         final WebElement tasks = browser.findElement(By.id("reset-task-count"));
@@ -237,6 +238,9 @@ class ConsoleInBrowserIT
         tasks.sendKeys("3");
         click("reset-dry-run");
         await("the dry-run plan of 3 tasks", d -> displayed("reset-plan-table") && text("reset-plan").contains("3 backfill tasks"));
+        await("the late answer to the default plan", d -> "answered".equals(js("return window.sluiceDefaultPlan || ''")));
+        assertThat(text("reset-plan")).as("the plan asked for last, not a late answer to an earlier question")
+            .contains("3 backfill tasks");
         assertThat(browser.findElements(By.cssSelector("#reset-plan-table tbody tr"))).hasSize(6);
         assertThat(text("reset-plan")).as("the plan, and nothing else").doesNotContain("null").doesNotContain("undefined");
         assertThat(browser.findElement(By.id("confirm-ok")).isEnabled()).as("confirm waits for the typed name").isFalse();
@@ -284,6 +288,29 @@ class ConsoleInBrowserIT
             " ms after navigation";
         cluster.log(firstRender);
         System.out.println(firstRender);
+    }
+
+    /**
+     * The reset dialog asks for the default plan as it opens; a busy gateway may answer that after the plan asked for
+     * since. This page's fetch holds the default plan's answer back until the plan of 3 tasks is on screen, then
+     * lets it through and, a quarter second after handing it over (the console has read it by then), says so in
+     * {@code window.sluiceDefaultPlan}.
+     */
+    private void holdTheDefaultPlanUntilThePlanOfThreeIsShown()
+    {
+        js("""
+            const send = window.fetch.bind(window);
+            const shown = () => (document.getElementById('reset-plan') || {}).textContent?.includes('3 backfill tasks');
+            const held = () => new Promise((go) => { const look = () => shown() ? go() : setTimeout(look, 50); look(); });
+            window.fetch = (url, init) => {
+              if (!String(url).includes('dryRun=true') || String(url).includes('backfillTaskCount')) return send(url, init);
+              window.sluiceDefaultPlan = 'held';
+              return held().then(() => send(url, init)).then((answer) => {
+                setTimeout(() => { window.sluiceDefaultPlan = 'answered'; }, 250);
+                return answer;
+              });
+            };
+            """);
     }
 
     private void openResetDialog()
