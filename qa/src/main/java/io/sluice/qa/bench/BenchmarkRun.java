@@ -10,7 +10,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -185,6 +187,25 @@ public final class BenchmarkRun
     {
         ratio = round(value);
         return this;
+    }
+
+    /** More options for the JVMs a benchmark starts (brokers, gateways), space-separated, to compare a setting in one sitting. */
+    public static final String CHILD_JVM_OPTIONS_PROPERTY = "sluice.bench.childJvmOptions";
+
+    /**
+     * {@code base} and then the options of {@value #CHILD_JVM_OPTIONS_PROPERTY}, for the JVMs this benchmark starts;
+     * recorded as the {@code jvm_options} parameter of the report.
+     */
+    public List<String> childJvmOptions(final List<String> base)
+    {
+        final List<String> options = new ArrayList<>(base);
+        final String extra = System.getProperty(CHILD_JVM_OPTIONS_PROPERTY, "").trim();
+        if (!extra.isEmpty())
+        {
+            options.addAll(List.of(extra.split("\\s+")));
+        }
+        param("jvm_options", String.join(" ", options));
+        return options;
     }
 
     /** Prints a progress line prefixed with the elapsed time. */

@@ -127,7 +127,7 @@ public final class IdleBenchmark
             "--server.address=127.0.0.1", "--server.port=" + clientPort,
             "--management.server.address=127.0.0.1", "--management.server.port=" + managementPort);
         final SluiceProcess process = new SluiceProcess("standalone",
-            SluiceProcess.javaCommand(SluiceCluster.jar(), List.of(), "standalone", properties),
+            SluiceProcess.javaCommand(SluiceCluster.jar(), run.childJvmOptions(List.of()), "standalone", properties),
             runDir, runDir.resolve("standalone.log"), null);
         final GatewayClient client = new GatewayClient(URI.create("http://127.0.0.1:" + clientPort),
             URI.create("http://127.0.0.1:" + managementPort), null, Duration.ofSeconds(30));

@@ -34,8 +34,6 @@ public final class PauseHttpBenchmark
     private static final int REPLICATION_FACTOR = 3;
     /** What an operator's broker and gateway run with, sized for 4 JVMs on a small machine (no tests' C1-only JIT). */
     private static final List<String> JVM_OPTIONS = List.of("-Xms128m", "-Xmx512m", "-Xshare:auto");
-    /** More options for the broker and gateway JVMs, space-separated, to compare a JVM setting in one sitting. */
-    static final String CHILD_JVM_OPTIONS_PROPERTY = "sluice.bench.childJvmOptions";
 
     private PauseHttpBenchmark()
     {
@@ -56,14 +54,9 @@ public final class PauseHttpBenchmark
         System.setProperty(ClassDataSharing.ENABLED_PROPERTY, "false");
         final int warmup = run.choose("warmup_rounds", 3, 20);
         final int rounds = run.choose("rounds", 5, 20);
-        final List<String> jvmOptions = new ArrayList<>(JVM_OPTIONS);
-        final String extra = System.getProperty(CHILD_JVM_OPTIONS_PROPERTY, "").trim();
-        if (!extra.isEmpty())
-        {
-            jvmOptions.addAll(List.of(extra.split("\\s+")));
-        }
+        final List<String> jvmOptions = run.childJvmOptions(JVM_OPTIONS);
         run.param("brokers", BROKERS).param("partitions", PARTITIONS).param("replication_factor", REPLICATION_FACTOR)
-            .param("pairs", BROKERS * PARTITIONS).param("jvm_options", String.join(" ", jvmOptions));
+            .param("pairs", BROKERS * PARTITIONS);
 
         final Path dir = Files.createTempDirectory("sluice-pause-http-bench");
         try (SluiceCluster cluster = SluiceCluster.builder(dir).brokers(BROKERS).partitions(PARTITIONS)
