@@ -50,21 +50,23 @@ class RollingRestartIT
     @Test
     void aRollingRestartBySigtermOfThreeBrokersWithSixPartitionsFailsNoWriteAndEndsBalanced() throws Exception
     {
-        rollingRestart(SHARED.resetCluster("the rolling restart of six partitions"), "six");
+        rollingRestart(SHARED.resetCluster("the rolling restart of six partitions"), "six", 1, Duration.ZERO);
     }
 
     /**
-     * Rolls the cluster under {@link #WRITERS} one-record writers and checks what must hold exactly: no failed write,
-     * every acknowledged record exported in order, each broker's controlled shutdown within its bound and the
-     * leaderships spread again.
+     * Rolls the cluster under {@link #WRITERS} writers of {@code batchSize} records a write ({@code batchSize} > 1: keys
+     * spread over the partitions, so a write waits for every partition it spans), each waiting {@code pause} after an
+     * acknowledged write, and checks what must hold exactly: no failed write, every acknowledged record exported in
+     * order, each broker's controlled shutdown within its bound and the leaderships spread again.
      */
-    static void rollingRestart(final SluiceCluster cluster, final String name) throws Exception
+    static void rollingRestart(final SluiceCluster cluster, final String name, final int batchSize, final Duration pause)
+        throws Exception
     {
         final int partitions = cluster.partitionCount();
         cluster.awaitLeaders();
         awaitBalanced(cluster, SluiceCluster.scaled(Duration.ofSeconds(90)), "before the roll");
 
-        try (WriteLoad writers = new WriteLoad(cluster, name, WRITERS, 1, Duration.ZERO,
+        try (WriteLoad writers = new WriteLoad(cluster, name, WRITERS, batchSize, pause,
             SluiceCluster.scaled(Duration.ofMinutes(15))))
         {
             Await.quietPeriod("writes under way before the roll", Duration.ofSeconds(3));
@@ -75,8 +77,8 @@ class RollingRestartIT
             Await.quietPeriod("writes go on after the roll", Duration.ofSeconds(3));
             writers.stop();
 
-            cluster.log(String.format("%d partitions: %d writes acknowledged, %d failed; gaps between two acknowledged " +
-                    "writes of one writer: longest %d ms, p99 %d ms", partitions, writers.writes(),
+            cluster.log(String.format("%d partitions, %d records a write: %d writes acknowledged, %d failed; gaps between two " +
+                    "acknowledged writes of one writer: longest %d ms, p99 %d ms", partitions, batchSize, writers.writes(),
                 writers.failures().size(), writers.longestGapMs(), writers.gapQuantileMs(0.99)));
             cluster.log("writes acknowledged more than 300 ms after the writer's previous one: " + writers.longGaps(300));
             final int evenShare = (cluster.partitionCount() + cluster.brokerCount() - 1) / cluster.brokerCount();

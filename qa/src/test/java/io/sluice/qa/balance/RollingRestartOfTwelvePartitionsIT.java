@@ -7,17 +7,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The rolling restart of {@link RollingRestartIT} on a layout other than the shared cluster's: 12 partitions over the
- * 3 brokers, so each broker hands over and takes back four leaderships. Its own cluster, so it runs beside the
- * shared-cluster classes.
+ * 3 brokers, so each broker hands over and takes back four leaderships, under writers of batches whose 6 keys spread
+ * over the partitions, one every 20 ms (as a StatefulSet update meets a batching client: a batch waits for the slowest
+ * partition it spans). Its own cluster, so it runs beside the shared-cluster classes.
  */
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
 @LongRunning(seconds = 80)
 class RollingRestartOfTwelvePartitionsIT
 {
+    private static final int BATCH_SIZE = 6;
+    private static final Duration BATCH_PAUSE = Duration.ofMillis(20);
+
     @RegisterExtension
     static final QaRun RUN = new QaRun();
 
@@ -27,6 +32,6 @@ class RollingRestartOfTwelvePartitionsIT
         final SluiceCluster cluster = RUN.cluster("twelve", builder -> builder.partitions(12).token("rolling-token"));
         cluster.start();
         cluster.awaitReady();
-        RollingRestartIT.rollingRestart(cluster, "twelve");
+        RollingRestartIT.rollingRestart(cluster, "twelve", BATCH_SIZE, BATCH_PAUSE);
     }
 }
