@@ -59,6 +59,11 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
     /** Bound of one barrier attempt. */
     static final long CATCH_UP_ATTEMPT_MS = 10_000;
 
+    /** How many times this replica's Raft client sends one entry to the leader before the entry fails. */
+    public static final int CLIENT_ATTEMPTS = 50;
+    /** Pause between two of those attempts. */
+    public static final long CLIENT_RETRY_SLEEP_MS = 100;
+
     /** How often the leader looks for pause leases that ran out: a lease ends at most this late (plus a commit). */
     static final long LEASE_CHECK_MS = 200;
 
@@ -100,8 +105,8 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         this.scheduler = scheduler;
         // Bounded: a caller gives up at its own deadline, and a request must not retry behind it for ever.
         this.member = new GroupMember("broker " + brokerId + ", the control group", brokerId, group(distribution, voters),
-            clientProperties, clientParameters, RetryPolicies.retryUpToMaximumCountWithFixedSleep(50,
-            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)), new Refusals(brokerId));
+            clientProperties, clientParameters, RetryPolicies.retryUpToMaximumCountWithFixedSleep(CLIENT_ATTEMPTS,
+            TimeDuration.valueOf(CLIENT_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)), new Refusals(brokerId));
         this.state = new ControlState(brokerId, distribution.partitionCount(), listener);
         this.stateMachine = new ControlStateMachine(brokerId, state, new ControlStateMachine.ReloadListener()
         {

@@ -1,6 +1,5 @@
 package io.sluice.broker.raft;
 
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.ReplicationLevel;
@@ -227,23 +226,20 @@ public final class GroupMember implements AutoCloseable
     /** Sends an entry to the group's leader through this replica's Raft client, which retries by its policy. */
     public CompletableFuture<RaftClientReply> submitThroughClient(final Message message)
     {
-        final RaftClient client;
         try
         {
-            client = this.client.get(() -> refusals.unavailable("closed"));
+            return client.call((raft) -> raft.async().send(message), () -> refusals.unavailable("closed"));
         }
         catch (final RuntimeException e)
         {
             return CompletableFuture.failedFuture(e);
         }
-        try
-        {
-            return client.async().send(message);
-        }
-        catch (final Exception e)
-        {
-            return CompletableFuture.failedFuture(refusals.unavailable(e.toString()));
-        }
+    }
+
+    /** How many Raft clients this member has made to reach the leader: a new one after each failed call. */
+    public long clientsMade()
+    {
+        return client.clientsMade();
     }
 
     /**
@@ -256,8 +252,8 @@ public final class GroupMember implements AutoCloseable
     {
         try
         {
-            return client.get(() -> refusals.unavailable("closed")).async().watch(0, ReplicationLevel.MAJORITY)
-                .handle((reply, failure) -> null);
+            return client.call((raft) -> raft.async().watch(0, ReplicationLevel.MAJORITY),
+                () -> refusals.unavailable("closed")).handle((reply, failure) -> null);
         }
         catch (final Exception e)
         {
