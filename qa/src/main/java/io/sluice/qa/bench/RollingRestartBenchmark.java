@@ -77,8 +77,7 @@ public final class RollingRestartBenchmark
             try (WriteLoad writers = new WriteLoad(cluster, load, WRITERS, batchSize, pause, Duration.ofMinutes(15)))
             {
                 Await.sleep(Duration.ofSeconds(3));
-                stops = RollingRestart.roll(cluster, SluiceCluster.scaled(Duration.ofSeconds(90)),
-                    SluiceCluster.scaled(Duration.ofSeconds(90)));
+                stops = RollingRestart.roll(cluster, SluiceCluster.scaled(Duration.ofSeconds(90)));
                 Await.sleep(Duration.ofSeconds(3));
                 writers.stop();
                 final long longest = writers.longestGapMs();
@@ -89,6 +88,8 @@ public final class RollingRestartBenchmark
                 run.result(load + "_writes", writers.writes());
                 run.result(load + "_longest_shutdown_ms",
                     stops.stream().mapToLong((s) -> s.shutdown().toMillis()).max().orElse(0));
+                run.result(load + "_longest_balance_after_restart_ms",
+                    stops.stream().mapToLong((s) -> s.balancedAfterStart().toMillis()).max().orElse(0));
                 run.log("%s (%d records a write): %d writes, %d failed; gaps longest %d ms, p99 %d ms, p50 %d ms; " +
                         "over 300 ms: %s", load, batchSize, writers.writes(), writers.failures().size(), longest,
                     writers.gapQuantileMs(0.99), writers.gapQuantileMs(0.50), writers.longGaps(300));
