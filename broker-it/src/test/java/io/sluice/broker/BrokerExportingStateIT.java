@@ -187,6 +187,26 @@ class BrokerExportingStateIT
 
     @Test
     @Timeout(120)
+    void theAdminPathWarmUpAtStartChangesNoExportingState() throws Exception
+    {
+        // Each broker sends itself a version-0 pause once it serves (AdminPathWarmUp): it must stay a no-op.
+        cluster = TestCluster.start(dataDir, 3, 2, 3);
+        for (int partitionId = 1; partitionId <= 2; partitionId++)
+        {
+            cluster.awaitLeader(partitionId);
+            cluster.appendRecords(partitionId, 3, 3, "after-start");
+            cluster.awaitExported(partitionId, 3);
+            for (final int b : cluster.distribution.replicasOf(partitionId))
+            {
+                assertThat(cluster.brokers[b].partition(partitionId).exporting().version()).isZero();
+                assertThat(cluster.brokers[b].partition(partitionId).exporting().heldState())
+                    .isEqualTo(ExportingState.EXPORTING);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(120)
     void aRequestOfSchemaVersion0WithoutTheLeaderFlagIsHonoured() throws Exception
     {
         final TestCluster cluster = shared;

@@ -6,6 +6,7 @@ import io.sluice.broker.control.BackupHolds;
 import io.sluice.protocol.backup.BackupStore;
 import io.sluice.protocol.backup.FilesystemBackupStore;
 import io.sluice.broker.backfill.BackfillRunnerConfig;
+import io.sluice.broker.command.AdminPathWarmUp;
 import io.sluice.broker.command.CommandApi;
 import io.sluice.broker.command.StartupGate;
 import io.sluice.broker.disk.DiskGuard;
@@ -388,9 +389,18 @@ public final class Broker implements AutoCloseable
             {
                 scheduler.scheduleWithFixedDelay(broker::checkCertificate, 0, 1, TimeUnit.DAYS);
             }
-            gate.open(new CommandApi(nodeId, distribution, partitions, control, exportingControl, backfillClaims,
-                adminExecutor, diskGuard, backups, backupHolds, sinkBackups));
+            final CommandApi commandApi = new CommandApi(nodeId, distribution, partitions, control, exportingControl,
+                backfillClaims, adminExecutor, diskGuard, backups, backupHolds, sinkBackups);
+            gate.open(commandApi);
             phases.mark("serving");
+            if (!partitions.isEmpty())
+            {
+                final long adminWarmStartNs = System.nanoTime();
+                final int warmPartition = partitions.keySet().iterator().next();
+                AdminPathWarmUp.run(commandApi, nodeId, warmPartition).thenAccept((answer) ->
+                    LOG.info("broker {}: admin path warmed by a version-0 pause of partition {} (changes nothing) " +
+                        "in {} ms: {}", nodeId, warmPartition, (System.nanoTime() - adminWarmStartNs) / 1_000_000, answer));
+            }
             LOG.info("broker {} started: command API on {}, Raft on {} ({}{}), partitions {}, control group {}, data in {}",
                 nodeId, transport.localAddress(), raftAddress, config.raftTransport(), tls == null ? "" : ", mutual TLS",
                 partitions.keySet(), nodeId < config.controlVotersInCluster() ? "voter" : "listener", config.brokerDir());
