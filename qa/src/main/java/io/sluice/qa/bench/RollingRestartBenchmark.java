@@ -24,9 +24,6 @@ public final class RollingRestartBenchmark
 {
     private static final int PARTITIONS = 12;
     private static final int WRITERS = 3;
-    private static final int BATCH = 6;
-    /** Batch writers pace themselves so both loads put a similar number of records in flight. */
-    private static final Duration BATCH_PAUSE = Duration.ofMillis(20);
 
     private RollingRestartBenchmark()
     {
@@ -46,8 +43,9 @@ public final class RollingRestartBenchmark
         }
         System.setProperty(ClassDataSharing.ENABLED_PROPERTY, "false");
         final int rounds = run.choose("rounds", 1, 2);
-        run.param("partitions", PARTITIONS).param("writers", WRITERS).param("batch", BATCH)
-            .param("batch_pause_ms", BATCH_PAUSE.toMillis()).param("down_for_ms", RollingRestart.DOWN_FOR.toMillis());
+        run.param("partitions", PARTITIONS).param("writers", WRITERS).param("batch", RollingRestart.BATCH_SIZE)
+            .param("batch_pause_ms", RollingRestart.BATCH_PAUSE.toMillis())
+            .param("down_for_ms", RollingRestart.DOWN_FOR.toMillis());
 
         long singleLongest = 0;
         long batchLongest = 0;
@@ -55,7 +53,8 @@ public final class RollingRestartBenchmark
         {
             final String suffix = rounds == 1 ? "" : "_round" + (round + 1);
             singleLongest = Math.max(singleLongest, rollUnder(run, "single" + suffix, 1, Duration.ZERO));
-            batchLongest = Math.max(batchLongest, rollUnder(run, "batch" + suffix, BATCH, BATCH_PAUSE));
+            batchLongest = Math.max(batchLongest,
+                rollUnder(run, "batch" + suffix, RollingRestart.BATCH_SIZE, RollingRestart.BATCH_PAUSE));
         }
         run.result("single_longest_gap_ms", singleLongest).result("batch_longest_gap_ms", batchLongest);
         run.ratio(singleLongest == 0 ? 0 : (double)batchLongest / singleLongest);

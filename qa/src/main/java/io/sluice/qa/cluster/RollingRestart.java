@@ -19,6 +19,13 @@ public final class RollingRestart
 {
     /** How long a stopped broker stays down before it is started again. */
     public static final Duration DOWN_FOR = Duration.ofSeconds(2);
+    /**
+     * The batched load under a roll, as issue 30 measured a StatefulSet update: a writer sends batches of this many
+     * records, their keys spread over the partitions (a batch waits for its slowest partition) ...
+     */
+    public static final int BATCH_SIZE = 6;
+    /** ... one batch every this long (so a batched writer puts about as many records in flight as a one-record one). */
+    public static final Duration BATCH_PAUSE = Duration.ofMillis(20);
 
     /** One broker's stop: its exit code, how long the controlled shutdown took, and the balance after its restart. */
     public record Stop(int brokerId, int exitCode, Duration shutdown, Duration balancedAfterStart,

@@ -2,12 +2,12 @@ package io.sluice.qa.balance;
 
 import io.sluice.qa.LongRunning;
 import io.sluice.qa.cluster.QaRun;
+import io.sluice.qa.cluster.RollingRestart;
 import io.sluice.qa.cluster.SluiceCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,9 +20,6 @@ import java.util.concurrent.TimeUnit;
 @LongRunning(seconds = 80)
 class RollingRestartOfTwelvePartitionsIT
 {
-    private static final int BATCH_SIZE = 6;
-    private static final Duration BATCH_PAUSE = Duration.ofMillis(20);
-
     @RegisterExtension
     static final QaRun RUN = new QaRun();
 
@@ -32,6 +29,6 @@ class RollingRestartOfTwelvePartitionsIT
         final SluiceCluster cluster = RUN.cluster("twelve", builder -> builder.partitions(12).token("rolling-token"));
         cluster.start();
         cluster.awaitReady();
-        RollingRestartIT.rollingRestart(cluster, "twelve", BATCH_SIZE, BATCH_PAUSE);
+        RollingRestartIT.rollingRestart(cluster, "twelve", RollingRestart.BATCH_SIZE, RollingRestart.BATCH_PAUSE);
     }
 }
