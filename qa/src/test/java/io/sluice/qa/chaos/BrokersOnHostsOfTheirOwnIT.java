@@ -47,6 +47,8 @@ class BrokersOnHostsOfTheirOwnIT
         cluster.start();
         cluster.awaitReady();
         cluster.awaitLeaders();
+        // The test isolates partition 1's leader: it must not be moving home (automatic balance) when it is read.
+        cluster.awaitPreferredLeaders();
     }
 
     @AfterAll
