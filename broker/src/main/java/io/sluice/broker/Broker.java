@@ -50,6 +50,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -137,7 +138,7 @@ public final class Broker implements AutoCloseable
         this.backupHolds = backupHolds;
         this.sinkBackups = sinkBackups;
         this.balancer = new LeaderBalancer(config.nodeId(), config.distribution(), partitions, AUTO_REBALANCE_STABLE,
-            System::nanoTime);
+            System::nanoTime, this::askForRebalanceRound);
         this.config = config;
         this.tls = tls;
         this.partitions = partitions;
@@ -497,6 +498,19 @@ public final class Broker implements AutoCloseable
         catch (final RuntimeException e)
         {
             LOG.warn("broker {}: check for emptied replicas failed", config.nodeId(), e);
+        }
+    }
+
+    /** The next automatic balance round, now rather than at the periodic one: a transfer just ended. */
+    private void askForRebalanceRound()
+    {
+        try
+        {
+            scheduler.execute(this::autoRebalance);
+        }
+        catch (final RejectedExecutionException e)
+        {
+            // The broker is stopping: no more rounds.
         }
     }
 

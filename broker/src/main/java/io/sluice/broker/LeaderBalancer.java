@@ -27,8 +27,9 @@ import java.util.function.LongSupplier;
  * leadership transfer, which waits for the transferee to hold the leader's whole log before it asks it to stand,
  * so no acknowledged record is at risk and clients only wait for one election round.
  * <p>
- * Thread-safety: {@link #autoRebalance()} runs on the broker's scheduler (one thread at a time), and
- * {@link #handOverLeadership} once, on the closing thread, after the automatic rounds stopped.
+ * Thread-safety: {@link #autoRebalance()} runs on the broker's scheduler, one round at a time (synchronized: the
+ * periodic round and the one a finished transfer asks for may meet), and {@link #handOverLeadership} once, on the
+ * closing thread, after the automatic rounds stopped.
  */
 final class LeaderBalancer
 {
@@ -53,6 +54,7 @@ final class LeaderBalancer
     private final Map<Integer, Partition> partitions;
     private final PreferredLeaderWatch watch;
     private final LongSupplier nanoClock;
+    private final Runnable nextRound;
     private volatile boolean stopped;
 
     LeaderBalancer(
@@ -60,21 +62,24 @@ final class LeaderBalancer
         final PartitionDistribution distribution,
         final Map<Integer, Partition> partitions,
         final Duration stablePeriod,
-        final LongSupplier nanoClock)
+        final LongSupplier nanoClock,
+        final Runnable nextRound)
     {
         this.brokerId = brokerId;
         this.distribution = distribution;
         this.partitions = partitions;
         this.watch = new PreferredLeaderWatch(stablePeriod);
         this.nanoClock = nanoClock;
+        this.nextRound = nextRound;
     }
 
     /**
      * One automatic round: each partition led here that is not on its preferred broker moves there once the
      * preferred replica has stayed in sync for the stable period. Groups whose peers carry Ratis priorities are
-     * left to Ratis.
+     * left to Ratis. A finished transfer asks for the next round at once ({@code nextRound}): with one transfer at a
+     * time, waiting for the periodic round added up to a second a partition to a restarted broker's return.
      */
-    void autoRebalance()
+    synchronized void autoRebalance()
     {
         if (stopped)
         {
@@ -112,6 +117,10 @@ final class LeaderBalancer
                     {
                         LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
                             brokerId, partitionId, preferred, tookMs, Futures.unwrapAll(error).getMessage());
+                    }
+                    if (!stopped)
+                    {
+                        nextRound.run();
                     }
                 });
             }

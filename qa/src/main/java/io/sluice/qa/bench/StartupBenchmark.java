@@ -73,6 +73,7 @@ public final class StartupBenchmark
             }
             final long[][] sluice = new long[SLUICE_FIGURES.length][restarts];
             final double[] springSeconds = new double[restarts];
+            final long[] balancedNs = new long[restarts];
             final BrokerJoin join = new BrokerJoin(cluster, RESTARTED, TIMEOUT);
             for (int i = 0; i < restarts; i++)
             {
@@ -91,15 +92,18 @@ public final class StartupBenchmark
                     times.reachableNs() / 1e9, times.availableNs() / 1e9, times.caughtUpNs() / 1e9,
                     times.raftStartedMs() / 1e3, times.raftListeningNs() / 1e9, times.raftCaughtUpNs() / 1e9,
                     springSeconds[i]);
-                // The next restart starts from a balanced cluster, as a rolling restart would.
-                cluster.awaitPreferredLeaders();
+                // The next restart starts from a balanced cluster, as a rolling restart would; how long the
+                // leaderships took to come home after the broker caught up is what a rolling restart waits on too.
+                balancedNs[i] = cluster.awaitPreferredLeaders().toNanos();
             }
             for (int f = 0; f < SLUICE_FIGURES.length; f++)
             {
                 run.result(SLUICE_FIGURES[f] + "_p50_ms", Stats.percentile(sluice[f], 50) / 1e6)
                     .result(SLUICE_FIGURES[f] + "_max_ms", Stats.percentile(sluice[f], 100) / 1e6);
             }
-            run.result("spring_context_p50_s", Stats.median(springSeconds));
+            run.result("spring_context_p50_s", Stats.median(springSeconds))
+                .result("preferred_leaders_after_caught_up_p50_ms", Stats.percentile(balancedNs, 50) / 1e6)
+                .result("preferred_leaders_after_caught_up_max_ms", Stats.percentile(balancedNs, 100) / 1e6);
 
             // The baseline, same run, same cluster: a bare Ratis server in place of the stopped broker.
             final BareRatisJoin bare = new BareRatisJoin(cluster, RESTARTED, JVM_OPTIONS, dir.resolve("bare"), TIMEOUT);

@@ -420,9 +420,9 @@ public final class SluiceCluster implements AutoCloseable
      * Waits until every partition is led by its preferred broker, as the gateway's cluster view shows it. Brokers hand
      * leaderships back to their preferred brokers a few seconds after a start (automatic balance): a test whose calls
      * go to a partition's leader (a backfill's reset reads every leader's positions) waits for that first, so it
-     * does not meet a leader that is moving.
+     * does not meet a leader that is moving. Returns how long it waited.
      */
-    public void awaitPreferredLeaders()
+    public Duration awaitPreferredLeaders()
     {
         final long start = System.nanoTime();
         Await.until("every partition led by its preferred broker", FAILOVER_TIMEOUT, () ->
@@ -430,7 +430,9 @@ public final class SluiceCluster implements AutoCloseable
             requireStartedChildrenAlive();
             return client().preferredBrokersLead();
         });
-        log("preferred leaders after " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
+        final Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        log("preferred leaders after " + waited.toMillis() + " ms");
+        return waited;
     }
 
     /** Waits until every partition has exactly one leader, on a running broker, as the gateway reports it. */
