@@ -15,9 +15,9 @@ import java.util.Comparator;
  * It tells the shared cluster how many classes use it, so it stops after the last one instead of idling beside the
  * clusters booted later.
  * <p>
- * With the three lanes of junit-platform.properties: the shared-cluster classes are {@code @Execution(SAME_THREAD)}
+ * With the two lanes of junit-platform.properties: the shared-cluster classes are {@code @Execution(SAME_THREAD)}
  * and run one after another in the engine's thread, in this order; every other class has a cluster of its own, is
- * concurrent by default and runs on one of two more threads beside them, so the 2 cores serve three clusters at once
+ * concurrent by default and runs on one more thread beside them, so the 2 cores serve two clusters at once
  * instead of one cluster that mostly waits. A shared-cluster class left concurrent would run beside another one on the same
  * cluster: {@link SharedCluster} refuses it.
  */

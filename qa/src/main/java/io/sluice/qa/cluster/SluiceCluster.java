@@ -117,7 +117,8 @@ public final class SluiceCluster implements AutoCloseable
             properties.putAll(builder.brokerProperties);
             properties.putAll(builder.oneBrokerProperties.getOrDefault(id, Map.of()));
             final List<String> command = new ArrayList<>(hosts.launcher("broker-" + id));
-            command.addAll(SluiceProcess.javaCommand(jar, builder.jvmOptions, "broker", arguments(properties)));
+            command.addAll(SluiceProcess.javaCommand(jar, withGcLog(builder.jvmOptions, "broker-" + id), "broker",
+                arguments(properties)));
             brokerCommands.add(command);
             brokerProcesses.add(new SluiceProcess("broker-" + id, command,
                 runDirectory, runDirectory.resolve("logs").resolve("broker-" + id + ".log"), pidFile));
@@ -148,7 +149,8 @@ public final class SluiceCluster implements AutoCloseable
             gatewayProperties.putAll(builder.gatewayProperties);
             final String name = i == 0 ? "gateway" : "gateway-" + i;
             final List<String> command = new ArrayList<>(hosts.launcher(name));
-            command.addAll(SluiceProcess.javaCommand(jar, builder.jvmOptions, "gateway", arguments(gatewayProperties)));
+            command.addAll(SluiceProcess.javaCommand(jar, withGcLog(builder.jvmOptions, name), "gateway",
+                arguments(gatewayProperties)));
             gatewayProcesses.add(new SluiceProcess(name, command,
                 runDirectory, runDirectory.resolve("logs").resolve(name + ".log"), pidFile));
             final String uriHost = host.contains(":") ? "[" + host + "]" : host;
@@ -215,6 +217,17 @@ public final class SluiceCluster implements AutoCloseable
             throw new IllegalStateException(jar + " does not exist: build it first (mvn -B -DskipTests package)");
         }
         return jar;
+    }
+
+    /**
+     * The options plus a GC log of the child's own, one file a JVM start ({@code logs/<name>-gc-<pid>.log}): when a
+     * child stops answering for a while, it tells a collection pause from a machine that gave it no CPU.
+     */
+    private List<String> withGcLog(final List<String> jvmOptions, final String name)
+    {
+        final List<String> options = new ArrayList<>(jvmOptions);
+        options.add("-Xlog:gc:file=" + runDirectory.resolve("logs").resolve(name + "-gc-%p.log") + ":time,uptime");
+        return options;
     }
 
     /** JVM options of the children: system property {@code sluice.qa.jvmOptions} or the defaults. */
