@@ -154,16 +154,16 @@ class ConsoleInBrowserIT
         openConsole(TOKEN);
         awaitGrid("PAUSED", 18);
         assertThat(text("exporting-state")).isEqualTo("PAUSED");
-        onCurrentPage(() ->
+        // One read of the grid as the page holds it now: 36 WebDriver calls, one per attribute, outlast the console's
+        // refresh on a busy machine and meet replaced cells on every try.
+        @SuppressWarnings("unchecked")
+        final List<List<String>> cells = (List<List<String>>) js("return Array.from(document.querySelectorAll(" +
+            "'#pair-grid td.pair'), cell => [cell.getAttribute('aria-label'), cell.getAttribute('data-broker')]);");
+        assertThat(cells).hasSize(18);
+        for (final List<String> cell : cells)
         {
-            final List<WebElement> cells = browser.findElements(By.cssSelector("#pair-grid td.pair"));
-            assertThat(cells).hasSize(18);
-            for (final WebElement cell : cells)
-            {
-                assertThat(cell.getAttribute("aria-label")).contains("PAUSED").contains("broker " + cell.getAttribute("data-broker"));
-            }
-            return null;
-        });
+            assertThat(cell.get(0)).contains("PAUSED").contains("broker " + cell.get(1));
+        }
         screenshot("grid-paused");
     }
 
@@ -183,8 +183,8 @@ class ConsoleInBrowserIT
         assertThat(text("confirm-body")).contains("6 pairs are on unreachable brokers (broker 2)");
         click("confirm-ok");
         await("the partial answer", d -> text("operation-title").startsWith("Pause: FAILED"));
-        onCurrentPage(() -> assertThat(browser.findElements(By.cssSelector("#operation-failures tbody tr")))
-            .hasSize(6).allSatisfy(row -> assertThat(row.getAttribute("data-broker")).isEqualTo("2")));
+        assertThat((List<?>) js("return Array.from(document.querySelectorAll('#operation-failures tbody tr'), " +
+            "row => row.getAttribute('data-broker'));")).hasSize(6).allSatisfy(broker -> assertThat(broker).isEqualTo("2"));
         assertThat(text("retry-failed")).isEqualTo("Retry the 6 failed pairs");
         screenshot("pause-partial");
 
@@ -252,8 +252,8 @@ class ConsoleInBrowserIT
         click("confirm-ok");
         await("the backfill's detail", d -> displayed("backfill-detail") && !browser.findElements(By.cssSelector("#backfill-tasks tbody tr")).isEmpty());
         // A task may take the ranges of several partitions: one row per partition, three task ids.
-        onCurrentPage(() -> assertThat(browser.findElements(By.cssSelector("#backfill-tasks tbody tr td:first-child")).stream()
-            .map(WebElement::getText).distinct()).hasSize(3));
+        assertThat(((List<?>) js("return Array.from(document.querySelectorAll('#backfill-tasks tbody tr td:first-child'), " +
+            "cell => cell.textContent.trim());")).stream().distinct()).hasSize(3);
         screenshot("backfill-held");
 
         Exporting.until200("resume", () -> cluster.client().resume());
