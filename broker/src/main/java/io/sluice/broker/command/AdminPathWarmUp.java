@@ -69,20 +69,20 @@ public final class AdminPathWarmUp
 
     private static String describe(final UnsafeBuffer bytes)
     {
-        if (SbeMessages.templateIdOf(bytes, 0, bytes.capacity()) == ErrorResponseDecoder.TEMPLATE_ID)
+        final int templateId = SbeMessages.templateIdOf(bytes, 0, bytes.capacity());
+        if (templateId != ErrorResponseDecoder.TEMPLATE_ID && templateId != AdminResponseDecoder.TEMPLATE_ID)
         {
-            final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(bytes, 0);
+            return SbeMessages.describe(bytes, 0, bytes.capacity());
+        }
+        final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(bytes, 0);
+        if (templateId == ErrorResponseDecoder.TEMPLATE_ID)
+        {
             final ErrorResponseDecoder error = new ErrorResponseDecoder().wrap(bytes, MessageHeaderDecoder.ENCODED_LENGTH,
                 header.blockLength(), header.version());
             return error.code() + " " + error.message();
         }
-        if (SbeMessages.templateIdOf(bytes, 0, bytes.capacity()) == AdminResponseDecoder.TEMPLATE_ID)
-        {
-            final MessageHeaderDecoder header = new MessageHeaderDecoder().wrap(bytes, 0);
-            final AdminResponseDecoder admin = new AdminResponseDecoder().wrap(bytes, MessageHeaderDecoder.ENCODED_LENGTH,
-                header.blockLength(), header.version());
-            return admin.exportingState() + " at version " + admin.version();
-        }
-        return SbeMessages.describe(bytes, 0, bytes.capacity());
+        final AdminResponseDecoder admin = new AdminResponseDecoder().wrap(bytes, MessageHeaderDecoder.ENCODED_LENGTH,
+            header.blockLength(), header.version());
+        return admin.exportingState() + " at version " + admin.version();
     }
 }
