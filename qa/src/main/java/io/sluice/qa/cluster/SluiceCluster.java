@@ -687,7 +687,9 @@ public final class SluiceCluster implements AutoCloseable
             text.append("----- ").append(process.name())
                 .append(process.isAlive() ? " running" + (process.isSuspended() ? " (SIGSTOPped)" : "") :
                     " exited " + process.exitCode().map(String::valueOf).orElse("(never started)"))
-                .append(", log ").append(process.logFile()).append(", last ").append(tailLines).append(" lines:")
+                .append(", log ").append(process.logFile())
+                .append(process.dumpThreads().map(dump -> ", threads " + dump).orElse(""))
+                .append(", last ").append(tailLines).append(" lines:")
                 .append(System.lineSeparator())
                 .append(process.logTail(tailLines)).append(System.lineSeparator());
         }

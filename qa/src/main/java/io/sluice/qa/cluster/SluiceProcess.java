@@ -161,6 +161,41 @@ public final class SluiceProcess
         return process.pid();
     }
 
+    /**
+     * Writes the running process's threads ({@code jcmd <pid> Thread.print}) next to its log, so a red run shows
+     * where a child that stopped making progress waits. Returns the file, or empty when the process is not running
+     * (or SIGSTOPped: it could not answer) or the dump failed.
+     */
+    public synchronized Optional<Path> dumpThreads()
+    {
+        if (!isAlive() || suspended)
+        {
+            return Optional.empty();
+        }
+        final Path dump = logFile.resolveSibling(name + "-threads-" + process.pid() + "-" + System.currentTimeMillis() + ".txt");
+        try
+        {
+            final Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(process.pid()), "Thread.print", "-l")
+                .redirectErrorStream(true).redirectOutput(dump.toFile()).start();
+            if (!jcmd.waitFor(SIGNAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+            {
+                jcmd.destroyForcibly();
+                return Optional.empty();
+            }
+            return jcmd.exitValue() == 0 ? Optional.of(dump) : Optional.empty();
+        }
+        catch (final IOException ex)
+        {
+            return Optional.empty();
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
     /** SIGKILL, then waits (bounded) until the process is gone. */
     public synchronized void kill()
     {
