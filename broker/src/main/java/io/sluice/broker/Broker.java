@@ -16,8 +16,11 @@ import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
 import io.sluice.broker.partition.EmptyReplicaNudger;
 import io.sluice.broker.partition.Partition;
+import io.sluice.broker.raft.FailedLogRecovery;
+import io.sluice.broker.raft.GroupMember;
 import io.sluice.broker.raft.RaftMetadataMend;
 import io.sluice.broker.raft.RaftPeers;
+import io.sluice.broker.raft.ReplicatedStateAdapter;
 import io.sluice.protocol.cluster.InvalidClusterConfigException;
 import io.sluice.protocol.cluster.PartitionDistribution;
 import io.sluice.protocol.concurrent.CommonPool;
@@ -337,6 +340,14 @@ public final class Broker implements AutoCloseable
                 partition.attach(raftServer);
             }
             control.attach(raftServer);
+            final Path raftDir = config.brokerDir().resolve("raft");
+            for (final Partition partition : partitions.values())
+            {
+                recoverFailedLogs(partition.stateMachine(), "partition " + partition.partitionId() + " on broker " + nodeId,
+                    partition.member(), raftDir, diskGuard, adminExecutor, scheduler);
+            }
+            recoverFailedLogs(control.stateMachine(), "broker " + nodeId + ", the control group", control.member(), raftDir,
+                diskGuard, adminExecutor, scheduler);
             phases.mark("Raft server built");
             gate.step("checking its peers' TLS mode");
             peerModes.await();
@@ -710,6 +721,21 @@ public final class Broker implements AutoCloseable
         {
             LOG.warn("broker {}: Raft server did not close cleanly", nodeId, e);
         }
+    }
+
+    /** A write of the group's Raft log that fails (a full disk) closes this replica and opens it again once there is room. */
+    private static void recoverFailedLogs(
+        final ReplicatedStateAdapter stateMachine,
+        final String name,
+        final GroupMember member,
+        final Path raftDir,
+        final DiskGuard diskGuard,
+        final ExecutorService executor,
+        final ScheduledExecutorService scheduler)
+    {
+        stateMachine.onLogFailure(new FailedLogRecovery(name, member, diskGuard::hasRoom,
+            () -> RaftMetadataMend.mendGroup(raftDir, member.selfId(), member.group(), RaftSettings.maxLogEntry()),
+            executor, scheduler));
     }
 
     private static ScheduledExecutorService newScheduler(final int nodeId, final int threads)

@@ -144,6 +144,12 @@ public final class ControlGroup implements ExportingStates, AutoCloseable
         return member.group();
     }
 
+    /** This broker's member of the control group. */
+    public GroupMember member()
+    {
+        return member;
+    }
+
     public ControlStateMachine stateMachine()
     {
         return stateMachine;

@@ -29,7 +29,10 @@ import java.nio.ByteBuffer;
  */
 public final class ControlStateMachine extends ReplicatedStateAdapter
 {
-    /** Told around a snapshot installed from the leader replacing the state (it may move by much). */
+    /**
+     * Told around the state being replaced (it may move by much): by a snapshot installed from the leader, or by the
+     * group reopened after its log failed ({@code FailedLogRecovery}; the division closes, then loads again).
+     */
     public interface ReloadListener
     {
         /** Before the state is replaced: what it holds is about to go. */
@@ -78,6 +81,20 @@ public final class ControlStateMachine extends ReplicatedStateAdapter
         // A snapshot from the leader is about to replace the directory; Ratis reloads only a PAUSED machine.
         reloadListener.onReloading();
         enterPaused();
+    }
+
+    @Override
+    public void close() throws IOException
+    {
+        // At a stop, or when the group is closed to be reopened: until it catches up again, exporting holds.
+        reloadListener.onReloading();
+        super.close();
+    }
+
+    @Override
+    protected void onReopened()
+    {
+        reloadListener.onReloaded();
     }
 
     @Override

@@ -129,6 +129,16 @@ public final class DiskGuard
         return null;
     }
 
+    /**
+     * Whether the volume has room for what a broker writes besides appends: false from a write that found no space
+     * until the volume has room for the headroom again (the watermark plays no part).
+     */
+    public boolean hasRoom()
+    {
+        refreshIfDue();
+        return !noSpace;
+    }
+
     /** Counts an append refused for disk (for {@code sluice_broker_appends_refused_disk_total}). */
     public void countRefused()
     {

@@ -4,6 +4,7 @@ import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.ReplicationLevel;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -20,6 +21,7 @@ import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 
+import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -356,5 +358,40 @@ public final class GroupMember implements AutoCloseable
     {
         closed = true;
         client.close();
+    }
+
+    // ------------------------------------------------------------------------------------------- reopening
+
+    /**
+     * Closes this replica's division, keeping its directory: the group goes on with its other members, and
+     * {@link #recoverDivision} brings this one back from what it wrote. Blocks until Ratis closed it.
+     */
+    public void closeDivision() throws IOException
+    {
+        manage(GroupManagementRequest.newRemove(clientId, selfId, callIds.incrementAndGet(), group.getGroupId(),
+            false, false), "close");
+    }
+
+    /** Opens this replica's division again from its directory (Ratis recovers the log and snapshot there). */
+    public void recoverDivision() throws IOException
+    {
+        manage(GroupManagementRequest.newAdd(clientId, selfId, callIds.incrementAndGet(), group, false), "open");
+    }
+
+    private void manage(final GroupManagementRequest request, final String what) throws IOException
+    {
+        final RaftServer server = this.server;
+        if (server == null)
+        {
+            throw new IOException("cannot " + what + " the division of " + group.getGroupId() + ": no Raft server yet");
+        }
+        cachedDivision = null;
+        final RaftClientReply reply = server.groupManagement(request);
+        cachedDivision = null;
+        if (!reply.isSuccess())
+        {
+            throw new IOException("cannot " + what + " the division of " + group.getGroupId() + ": " +
+                reply.getException(), reply.getException());
+        }
     }
 }

@@ -97,6 +97,18 @@ public final class RaftMetadataMend
         return mended;
     }
 
+    /** As {@link #mendAll}, for the one group {@code group} (its directory under {@code raftDir}). */
+    public static List<Mended> mendGroup(final Path raftDir, final RaftPeerId self, final RaftGroup group,
+        final SizeInBytes maxEntry) throws IOException
+    {
+        final Path groupDir = raftDir.resolve(group.getGroupId().getUuid().toString());
+        if (!Files.isDirectory(groupDir.resolve("current")))
+        {
+            return new ArrayList<>();
+        }
+        return mend(group.getGroupId(), groupDir, self, group, maxEntry);
+    }
+
     static List<Mended> mend(final RaftGroupId groupId, final Path groupDir, final RaftPeerId self, final RaftGroup group,
         final SizeInBytes maxEntry) throws IOException
     {

@@ -33,6 +33,15 @@ public abstract class ReplicatedStateAdapter extends BaseStateMachine
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedStateAdapter.class);
 
     private final AppliedIndexWaiters appliedWaiters = new AppliedIndexWaiters(this::lastAppliedIndex);
+    private volatile LogFailureHandler logFailureHandler = (cause, index) -> { };
+
+    /** What happens when a write of this replica's Raft log failed ({@link FailedLogRecovery}). */
+    @FunctionalInterface
+    public interface LogFailureHandler
+    {
+        /** Called on Ratis's log thread: hand the work to another thread. {@code index} is -1 when unknown. */
+        void onLogFailed(Throwable cause, long index);
+    }
 
     /**
      * Applies the committed entry at {@code index}, whose bytes are {@code data} (the state copies what it keeps and
@@ -73,6 +82,18 @@ public abstract class ReplicatedStateAdapter extends BaseStateMachine
         appliedWaiters.applied(index);
     }
 
+    /** Sets what a failed write of this replica's Raft log does; before the Raft server starts. */
+    public void onLogFailure(final LogFailureHandler handler)
+    {
+        this.logFailureHandler = handler;
+    }
+
+    @Override
+    public void notifyLogFailed(final Throwable cause, final LogEntryProto failedEntry)
+    {
+        logFailureHandler.onLogFailed(cause, failedEntry == null ? -1 : failedEntry.getIndex());
+    }
+
     /** Completes once this replica has applied the entry at {@code index}. */
     public CompletableFuture<Void> awaitApplied(final long index)
     {
@@ -100,7 +121,26 @@ public abstract class ReplicatedStateAdapter extends BaseStateMachine
     {
         super.initialize(server, groupId, raftStorage);
         initStorage(raftStorage);
+        // Initialized again: Ratis built a new division over this machine because its group was reopened
+        // (FailedLogRecovery). It starts over as after a restart, from its latest snapshot and the log on disk.
+        final boolean reopened = getLifeCycle().getCurrentState() != LifeCycle.State.NEW;
+        if (reopened)
+        {
+            enterPaused();
+            setLastAppliedTermIndex(TermIndex.INITIAL_VALUE);
+        }
         getLifeCycle().startAndTransition(this::load);
+        if (reopened)
+        {
+            LOG.info("{}: reopened from its latest snapshot and its Raft log on disk (applied up to {})", replicaName(),
+                lastAppliedIndex());
+            onReopened();
+        }
+    }
+
+    /** The group was reopened and this state loaded again; the owner catches up from here. */
+    protected void onReopened()
+    {
     }
 
     @Override
