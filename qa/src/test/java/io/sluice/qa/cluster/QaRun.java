@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * Each class runs in {@code qa/target/qa-runs/<TestClass>/} (system property {@code sluice.qa.runs}). When a
  * test or a lifecycle method fails, the failure gets each child's state and log tail attached (so it shows in
  * the surefire report) and the folder is kept; when the whole class passed, the folder is deleted to save
- * disk. Every cluster and process made through this run is killed after the class, whatever happened.
+ * disk (unless {@code -Dsluice.qa.keep-runs=true}, to read a green run's logs). Every cluster and process made
+ * through this run is killed after the class, whatever happened.
  */
 public final class QaRun
     implements BeforeAllCallback, AfterAllCallback, TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler
@@ -141,7 +142,7 @@ public final class QaRun
         {
             System.err.println("[sluice-qa] " + context.getDisplayName() + " failed; logs and data kept in " + directory);
         }
-        else
+        else if (!Boolean.getBoolean("sluice.qa.keep-runs"))
         {
             SluiceCluster.deleteRecursively(directory);
         }
