@@ -3,6 +3,7 @@ package io.sluice.broker;
 import io.sluice.broker.partition.PartitionState;
 import io.sluice.protocol.codecs.AdminRequestKind;
 import io.sluice.protocol.codecs.ExportingState;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,8 +56,25 @@ class BrokerCatchUpIT
             .until(() -> caughtUp.lastPosition() == 500);
         assertThat(caughtUp.exportedPosition()).isZero();
         // Its control group replica catches up on its own, beside the partition's.
-        await("emptied broker holds the soft pause").atMost(Duration.ofSeconds(30)).until(() ->
-            cluster.brokers[emptied].partition(partitionId).exporting().heldState() == ExportingState.SOFT_PAUSED);
+        try
+        {
+            await("emptied broker holds the soft pause").atMost(Duration.ofSeconds(30)).until(() ->
+                cluster.brokers[emptied].partition(partitionId).exporting().heldState() == ExportingState.SOFT_PAUSED);
+        }
+        catch (final ConditionTimeoutException e)
+        {
+            // Seen once in CI (ci24, under load): say where each control replica stands, to tell which side waits.
+            final StringBuilder state = new StringBuilder(e.getMessage());
+            for (int b = 0; b < 3; b++)
+            {
+                final var control = cluster.brokers[b].control();
+                state.append(System.lineSeparator()).append("broker ").append(b).append(": control caught up ")
+                    .append(control.caughtUp()).append(", commit index ").append(control.member().commitIndex())
+                    .append(", applied ").append(control.stateMachine().lastAppliedIndex()).append(", leader ")
+                    .append(control.member().knownLeaderId());
+            }
+            throw new AssertionError(state.toString(), e);
+        }
         // It holds every record no exporter acknowledged, readable by position.
         assertThat(caughtUp.recordLog().firstPosition()).isEqualTo(1L);
         long next = 1;
