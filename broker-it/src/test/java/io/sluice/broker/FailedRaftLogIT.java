@@ -2,6 +2,7 @@ package io.sluice.broker;
 
 import io.sluice.broker.disk.DiskWatermark;
 import io.sluice.broker.partition.PartitionState;
+import io.sluice.testing.TmpfsVolume;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -91,7 +91,7 @@ class FailedRaftLogIT
             {
                 cluster.close();
             }
-            run("umount", "-l", volume.toString());
+            TmpfsVolume.unmount(volume);
         }
     }
 
@@ -177,20 +177,8 @@ class FailedRaftLogIT
 
     private static void mountTmpfs(final Path dir, final String size) throws IOException, InterruptedException
     {
-        final int exit = run("mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", dir.toString());
+        final int exit = TmpfsVolume.mount(dir, size);
         Assumptions.assumeTrue(exit == 0, "cannot mount a tmpfs here (mount exited " + exit + "; needs root): a " +
             "volume of its own for one broker is what this test is about");
-    }
-
-    private static int run(final String... command) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!process.waitFor(30, TimeUnit.SECONDS))
-        {
-            process.destroyForcibly();
-            return -1;
-        }
-        return process.exitValue();
     }
 }

@@ -7,6 +7,7 @@ import io.sluice.qa.cluster.QaRun;
 import io.sluice.qa.cluster.RecordToWrite;
 import io.sluice.qa.cluster.SluiceCluster;
 import io.sluice.qa.cluster.WrittenRecord;
+import io.sluice.testing.TmpfsVolume;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -320,7 +321,7 @@ class FullDiskIT
         for (int b = 0; b < BROKERS; b++)
         {
             final Path dir = Files.createDirectories(cluster.brokerDataDirectory(b));
-            final int exit = run("mount", "-t", "tmpfs", "-o", "size=" + VOLUME_SIZE, "tmpfs", dir.toString());
+            final int exit = TmpfsVolume.mount(dir, VOLUME_SIZE);
             if (exit != 0)
             {
                 unmount(mounted);
@@ -336,19 +337,7 @@ class FullDiskIT
     {
         for (final Path dir : mounted)
         {
-            run("umount", "-l", dir.toString());
+            TmpfsVolume.unmount(dir);
         }
-    }
-
-    private static int run(final String... command) throws IOException, InterruptedException
-    {
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!process.waitFor(30, TimeUnit.SECONDS))
-        {
-            process.destroyForcibly();
-            return -1;
-        }
-        return process.exitValue();
     }
 }
