@@ -49,10 +49,21 @@ final class LeaderBalancer
      */
     static final Duration FOLLOWER_SILENT_BOUND = Duration.ofMillis(2_500);
 
+    /**
+     * A preferred follower this leader has not heard from while it answers this broker in other groups, for this long,
+     * is cut off in this group alone (seen in CI after a controlled shutdown handed the leadership over: Ratis' new
+     * leader had no log appender to the stopping broker any more, and none once it was back; nothing logged), and the
+     * leadership is handed to another in-sync follower, whose new term replicates to every follower afresh. A broker
+     * just back answers in all its groups within a heartbeat or two, so this is well past a healthy reconnection.
+     */
+    static final long CUT_OFF_FOLLOWER_MS = 5_000;
+
     private final int brokerId;
     private final PartitionDistribution distribution;
     private final Map<Integer, Partition> partitions;
     private final PreferredLeaderWatch watch;
+    /** Since when (nanos) each partition's preferred follower has been cut off from this leader alone. */
+    private final Map<Integer, Long> cutOffSince = new ConcurrentHashMap<>();
     private final LongSupplier nanoClock;
     private final Runnable nextRound;
     private volatile boolean stopped;
@@ -97,9 +108,16 @@ final class LeaderBalancer
                 partition.followers().hasPeerPriorities())
             {
                 watch.forget(partitionId);
+                cutOffSince.remove(partitionId);
                 continue;
             }
             final boolean inSync = partition.followers().outOfSyncReason(preferred, AUTO_MAX_LAG_ENTRIES) == null;
+            if (!inSync && !transferStarted && handOffFromCutOffFollower(partition, preferred, now))
+            {
+                transferStarted = true;
+                watch.forget(partitionId);
+                continue;
+            }
             if (watch.observe(partitionId, inSync, now) && !transferStarted)
             {
                 transferStarted = true;
@@ -125,6 +143,79 @@ final class LeaderBalancer
                 });
             }
         }
+    }
+
+    /**
+     * When this leader no longer replicates to the preferred follower though that broker answers here in other groups
+     * ({@link #CUT_OFF_FOLLOWER_MS}), hands the leadership to another in-sync follower; returns whether it started.
+     */
+    private boolean handOffFromCutOffFollower(final Partition partition, final int preferred, final long nowNanos)
+    {
+        final int partitionId = partition.partitionId();
+        final long heardMs = partition.followers().lastHeardMs(preferred);
+        final long answersElsewhereMs = answersElsewhereMs(preferred, partitionId);
+        if ((heardMs >= 0 && heardMs <= FOLLOWER_SILENT_BOUND.toMillis()) || answersElsewhereMs < 0)
+        {
+            cutOffSince.remove(partitionId);
+            return false;
+        }
+        final long since = cutOffSince.computeIfAbsent(partitionId, (id) -> nowNanos);
+        if (nowNanos - since < TimeUnit.MILLISECONDS.toNanos(CUT_OFF_FOLLOWER_MS))
+        {
+            return false;
+        }
+        int target = -1;
+        for (final int candidate : distribution.replicasOf(partitionId))
+        {
+            if (candidate != brokerId && candidate != preferred &&
+                partition.followers().outOfSyncReason(candidate) == null)
+            {
+                target = candidate;
+                break;
+            }
+        }
+        if (target < 0)
+        {
+            return false;
+        }
+        cutOffSince.remove(partitionId);
+        LOG.warn("broker {}: partition {}: this leader has not heard from broker {} {} while it answers here in other " +
+            "groups (for {} ms, last {} ms ago): handing the leadership to broker {}, whose term replicates to it afresh",
+            brokerId, partitionId, preferred, heardMs < 0 ? "at all (no appender to it)" : "for " + heardMs + " ms",
+            TimeUnit.NANOSECONDS.toMillis(nowNanos - since), answersElsewhereMs, target);
+        final int to = target;
+        partition.transferLeadership(to, AUTO_TRANSFER_TIMEOUT).whenComplete((leader, error) ->
+        {
+            if (error != null)
+            {
+                LOG.info("broker {}: partition {} leadership did not move to broker {}: {}", brokerId, partitionId, to,
+                    Futures.unwrapAll(error).getMessage());
+            }
+            if (!stopped)
+            {
+                nextRound.run();
+            }
+        });
+        return true;
+    }
+
+    /** How recently {@code otherBrokerId} was heard in any other partition's group here; -1 when not within the bound. */
+    private long answersElsewhereMs(final int otherBrokerId, final int exceptPartitionId)
+    {
+        long best = -1;
+        for (final Partition other : partitions.values())
+        {
+            if (other.partitionId() == exceptPartitionId)
+            {
+                continue;
+            }
+            final long heard = other.followers().lastHeardMs(otherBrokerId);
+            if (heard >= 0 && heard <= FOLLOWER_SILENT_BOUND.toMillis() && (best < 0 || heard < best))
+            {
+                best = heard;
+            }
+        }
+        return best;
     }
 
     /**

@@ -89,6 +89,33 @@ public final class FollowerSync
         return null;
     }
 
+    /**
+     * Milliseconds since this replica last heard from {@code otherBrokerId} in this group: as its leader, from that
+     * follower (-1 when the leader has no follower entry for it: Ratis replicates nothing to it); as a follower, from
+     * that broker as its leader (-1 when another or no broker leads).
+     */
+    public long lastHeardMs(final int otherBrokerId)
+    {
+        final RaftServer.Division division = partition.member().openDivision();
+        if (division == null)
+        {
+            return -1;
+        }
+        final DivisionInfo info = division.getInfo();
+        final String peer = RaftPeers.peerId(otherBrokerId).toString();
+        if (info.isLeader())
+        {
+            return lastRpcAgeMs(info, peer);
+        }
+        final RoleInfoProto role = info.getRoleInfoProto();
+        if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo() &&
+            role.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8().equals(peer))
+        {
+            return role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs();
+        }
+        return -1;
+    }
+
     /** The first in-sync follower, the preferred broker first, then in placement order; -1 when there is none. */
     public int inSyncFollower(final List<Integer> placement)
     {
