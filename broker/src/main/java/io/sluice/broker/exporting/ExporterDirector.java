@@ -31,7 +31,8 @@ import java.util.function.BiFunction;
  * {@link ExportGate} after checking the {@link ExportingView} there, and a pause is answered only once the gate
  * was passed after the pause was applied. The exporting state is the control group's replica on this broker, and
  * reads as PAUSED until that replica caught up, so a leader that just started or lost its data exports nothing it
- * should not. Acknowledged positions are proposed only while exporting, decided inside the gate.
+ * should not. Acknowledged positions are proposed only while exporting, decided inside the positions gate (a soft
+ * pause waits for that one only: exports go on under it).
  * <p>
  * Thread-safety: {@link #start} and {@link #stop} run on the broker's exporter scheduler (Ratis callbacks hop
  * there) or on the thread handing a leadership over, as does the work, one run of this director at a time
@@ -329,12 +330,12 @@ public final class ExporterDirector
             return;
         }
         final CompletableFuture<?> submitted;
-        final ExportGate gate = exporting.gate();
+        final ExportGate gate = exporting.positionsGate();
         gate.enter();
         try
         {
-            // Decided inside the gate, and published before leaving it: a soft pause's answer passes the gate and
-            // then waits for what is published (ExportingView.awaitObeyed), so no position lands after it.
+            // Decided inside the positions gate, and published before leaving it: a pause's answer passes that gate
+            // and then waits for what is published (ExportingView.awaitObeyed), so no position lands after it.
             if (exporting.state() != ExportingState.EXPORTING)
             {
                 return;

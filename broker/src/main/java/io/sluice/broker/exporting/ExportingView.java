@@ -19,6 +19,11 @@ public final class ExportingView
     private final int partitionId;
     private final ExportingStates states;
     private final ExportGate gate;
+    /**
+     * Held only while the director decides on and publishes a positions proposal: a soft pause waits for it, never for
+     * a sink write in flight under the export gate (a soft-paused partition goes on exporting, so nothing to wait for).
+     */
+    private final ExportGate positionsGate = new ExportGate();
     private volatile Supplier<CompletableFuture<?>> positionsInFlight = () -> CompletableFuture.completedFuture(null);
 
     public ExportingView(final int partitionId, final ExportingStates states, final ExportGate gate)
@@ -68,11 +73,18 @@ public final class ExportingView
         return gate;
     }
 
+    /** Where the director decides on a positions proposal and publishes it (see {@link #awaitObeyed}). */
+    ExportGate positionsGate()
+    {
+        return positionsGate;
+    }
+
     /**
      * Completes once this broker's exporters of the partition obey {@code held}, a state the replica applied before
      * this call: for PAUSED, once the export gate was passed (an export in flight ended; later ones see the pause);
      * for PAUSED and SOFT_PAUSED, once acknowledged positions proposed before are committed (so none lands after the
-     * answer). Nothing to wait for when exporting resumes. Never blocks the caller.
+     * answer). A soft pause does not wait for a sink write in flight: a slow sink would delay it (and a backup's hold)
+     * for nothing, since exports go on under it. Nothing to wait for when exporting resumes. Never blocks the caller.
      */
     public CompletableFuture<Void> awaitObeyed(final ExportingState held)
     {
@@ -80,9 +92,12 @@ public final class ExportingView
         {
             return CompletableFuture.completedFuture(null);
         }
-        // The director publishes a positions proposal inside the gate, after checking the state there: once the gate
-        // is passed, a proposal is either published (and awaited here) or will never be made under this state.
-        return gate.awaitPassed()
+        final CompletableFuture<Void> exports = held == ExportingState.PAUSED ? gate.awaitPassed() :
+            CompletableFuture.completedFuture(null);
+        // The director publishes a positions proposal inside the positions gate, after checking the state there: once
+        // that gate is passed, a proposal is either published (and awaited here) or will never be made under this state.
+        return exports
+            .thenCompose((passed) -> positionsGate.awaitPassed())
             .thenCompose((passed) -> positionsInFlight.get())
             .handle((ignored, error) -> null); // a failed proposal is not waited for further
     }

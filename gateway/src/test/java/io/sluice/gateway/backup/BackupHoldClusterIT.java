@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
@@ -26,7 +27,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,7 +59,8 @@ class BackupHoldClusterIT
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private Path temp;
+    @TempDir
+    static Path temp;
     private final List<Broker> brokers = new ArrayList<>();
     private final List<ConfigurableApplicationContext> gateways = new ArrayList<>();
     private String api;
@@ -70,7 +71,6 @@ class BackupHoldClusterIT
     @BeforeAll
     void startCluster() throws Exception
     {
-        temp = Files.createTempDirectory("backup-hold");
         final Path dataDir = temp.resolve("data");
         final Path backups = temp.resolve("backups");
         final String cluster = LoopbackBrokers.brokerList(3);
@@ -239,6 +239,46 @@ class BackupHoldClusterIT
 
     @Test
     @Order(5)
+    void aSinkWriteThatHangsDelaysNeitherASoftPauseNorABackupsHold() throws Exception
+    {
+        awaitAcknowledged(write(6));
+        GatedSnapshotSink.hangExports(1);
+        try
+        {
+            final Map<Integer, Long> written = write(6);
+            assertThat(written.get(1)).as("a record of partition 1 written").isPositive();
+            assertThat(GatedSnapshotSink.exportHanging.await(30, TimeUnit.SECONDS)).as("partition 1's export hangs")
+                .isTrue();
+
+            // Exports go on under a soft pause and a hold: only acknowledgements wait, so a write in flight is no reason
+            // to wait (the request timeout, 10 s, would answer 504 naming partition 1's leader).
+            final HttpResponse<String> softPaused = send(post(management + "/actuator/exporting/pause?soft=true", ""));
+            assertThat(softPaused.statusCode()).as(softPaused.body()).isEqualTo(200);
+            assertThat(send(post(management + "/actuator/exporting/resume", "")).statusCode()).isEqualTo(200);
+            final HttpResponse<String> taken = send(post(management + "/actuator/backups", "{\"backupId\": 360}"));
+            assertThat(taken.statusCode()).as(taken.body()).isEqualTo(202);
+            assertThat(GatedSnapshotSink.exportHanging.getCount()).as("still hanging when answered").isZero();
+            assertThat(GatedSnapshotSink.exportGate.getCount()).isEqualTo(1);
+            final JsonNode backup = awaitEnded(360);
+            assertThat(backup.get("state").asText()).as(backup.toString()).isEqualTo("COMPLETED");
+            for (final JsonNode partition : backup.get("partitions"))
+            {
+                if (partition.get("partitionId").asInt() == 1)
+                {
+                    assertThat(partition.get("exporterPositions").get(GATED).asLong())
+                        .as("partition 1's position is below the record whose write hangs").isLessThan(written.get(1));
+                }
+            }
+        }
+        finally
+        {
+            GatedSnapshotSink.exportGate.countDown();
+        }
+        awaitAcknowledged(write(3));
+    }
+
+    @Test
+    @Order(6)
     void aPairOnABrokerThatIsDownFailsTheBackupNamingItAndReleasesTheHold() throws Exception
     {
         brokers.get(2).halt();

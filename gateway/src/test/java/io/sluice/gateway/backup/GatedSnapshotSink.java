@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * An exporter kind for the cluster tests of backups ({@code type=gated-snapshots}): one in-memory sink for the whole
  * JVM (the brokers of a test share it, as they would a search cluster), acknowledging each record once it holds it,
  * and taking snapshots that copy what it holds. A snapshot waits at a gate the test opens, so the test acts while a
- * backup's hold is in place; {@link #snapshotState} makes the sink refuse snapshots.
+ * backup's hold is in place; {@link #snapshotState} makes the sink refuse snapshots; {@link #hangExports} makes its
+ * writes of one partition hang, as a slow sink's do.
  */
 public final class GatedSnapshotSink implements ExporterFactory
 {
@@ -32,6 +33,18 @@ public final class GatedSnapshotSink implements ExporterFactory
     static volatile CountDownLatch snapshotStarted = new CountDownLatch(1);
     static volatile CountDownLatch gate = new CountDownLatch(0);
     static volatile String snapshotState = SinkSnapshots.SUCCESS;
+    /** Shut, every export of {@link #hangingPartition} waits at it (at most a minute): a sink write that hangs. */
+    static volatile CountDownLatch exportGate = new CountDownLatch(0);
+    static volatile int hangingPartition;
+    static volatile CountDownLatch exportHanging = new CountDownLatch(1);
+
+    /** Makes every export of {@code partitionId} hang until {@link #exportGate} opens. */
+    static void hangExports(final int partitionId)
+    {
+        hangingPartition = partitionId;
+        exportHanging = new CountDownLatch(1);
+        exportGate = new CountDownLatch(1);
+    }
 
     static void reset()
     {
@@ -40,6 +53,8 @@ public final class GatedSnapshotSink implements ExporterFactory
         snapshotStarted = new CountDownLatch(1);
         gate = new CountDownLatch(0);
         snapshotState = SinkSnapshots.SUCCESS;
+        exportGate.countDown();
+        exportGate = new CountDownLatch(0);
     }
 
     static Set<Long> held(final int partitionId)
@@ -74,8 +89,14 @@ public final class GatedSnapshotSink implements ExporterFactory
             }
 
             @Override
-            public void export(final CommittedRecord record)
+            public void export(final CommittedRecord record) throws InterruptedException
             {
+                final CountDownLatch hang = exportGate;
+                if (partitionId == hangingPartition && hang.getCount() > 0)
+                {
+                    exportHanging.countDown();
+                    hang.await(1, TimeUnit.MINUTES);
+                }
                 SINK.computeIfAbsent(partitionId, (p) -> ConcurrentHashMap.newKeySet()).add(record.position());
                 controller.acknowledge(record.position());
             }
