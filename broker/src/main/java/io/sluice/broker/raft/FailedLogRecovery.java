@@ -9,7 +9,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -45,7 +44,6 @@ public final class FailedLogRecovery implements ReplicatedStateAdapter.LogFailur
     private final Executor executor;
     private final ScheduledExecutorService scheduler;
     private final AtomicBoolean recovering = new AtomicBoolean();
-    private final AtomicLong recoveries = new AtomicLong();
     private volatile long closedAtNanos;
 
     /**
@@ -83,18 +81,6 @@ public final class FailedLogRecovery implements ReplicatedStateAdapter.LogFailur
         run(this::close);
     }
 
-    /** How many times the division was opened again after its log failed. */
-    public long recoveries()
-    {
-        return recoveries.get();
-    }
-
-    /** Whether the division is closed or being opened again after its log failed. */
-    public boolean isRecovering()
-    {
-        return recovering.get();
-    }
-
     private void close()
     {
         try
@@ -126,7 +112,6 @@ public final class FailedLogRecovery implements ReplicatedStateAdapter.LogFailur
         {
             beforeOpen.run();
             member.recoverDivision();
-            recoveries.incrementAndGet();
             recovering.set(false);
             LOG.info("{}: opened again from disk after its log failed ({} ms closed)", name,
                 (System.nanoTime() - closedAtNanos) / 1_000_000);
