@@ -261,9 +261,13 @@ public final class BackfillTaskRunner implements Runnable
                     lastCheckpointAtMs = nowMs;
                     if (acknowledged > checkpointedPosition)
                     {
-                        checkpointedPosition = acknowledged;
-                        pendingCheckpoint = replicator.replicate(
-                            new BackfillEntry.Checkpoint(key.backfillId(), key.taskId(), checkpointedPosition, nowMs));
+                        final CompletableFuture<?> published = gate.publishCheckpoint(() -> replicator.replicate(
+                            new BackfillEntry.Checkpoint(key.backfillId(), key.taskId(), acknowledged, nowMs)));
+                        if (published != null) // else a soft pause came in between: the next one goes on from here
+                        {
+                            checkpointedPosition = acknowledged;
+                            pendingCheckpoint = published;
+                        }
                     }
                 }
             }
@@ -291,7 +295,9 @@ public final class BackfillTaskRunner implements Runnable
                 return;
             }
             await(pendingCheckpoint);
-            while (gate.withholdsCheckpoints())
+            CompletableFuture<?> last;
+            while ((last = gate.publishCheckpoint(() -> replicator.replicate(
+                new BackfillEntry.Checkpoint(key.backfillId(), key.taskId(), toPosition, clock.millis())))) == null)
             {
                 sleepUnlessStopped(WAIT_SLICE_MS); // the final checkpoint is withheld while (soft) paused
                 if (stopped)
@@ -299,8 +305,7 @@ public final class BackfillTaskRunner implements Runnable
                     return;
                 }
             }
-            await(replicator.replicate(
-                new BackfillEntry.Checkpoint(key.backfillId(), key.taskId(), toPosition, clock.millis())));
+            await(last);
         }
         finally
         {

@@ -1,6 +1,8 @@
 package io.sluice.broker.backfill;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * An {@link ExportingSwitch} flipped by hand, with no state machine behind it: for tests and the backfill
@@ -86,5 +88,11 @@ public final class ManualExportingSwitch implements ExportingSwitch
     public synchronized boolean withholdsCheckpoints()
     {
         return paused || softPaused;
+    }
+
+    @Override
+    public synchronized CompletableFuture<?> publishCheckpoint(final Supplier<CompletableFuture<?>> replicate)
+    {
+        return withholdsCheckpoints() ? null : replicate.get();
     }
 }

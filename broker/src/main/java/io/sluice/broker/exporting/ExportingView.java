@@ -3,7 +3,11 @@ package io.sluice.broker.exporting;
 import io.sluice.broker.backfill.ExportingSwitch;
 import io.sluice.protocol.codecs.ExportingState;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -25,6 +29,8 @@ public final class ExportingView
      */
     private final ExportGate positionsGate = new ExportGate();
     private volatile Supplier<CompletableFuture<?>> positionsInFlight = () -> CompletableFuture.completedFuture(null);
+    /** Backfill checkpoints started inside the positions gate and not answered yet, which a pause's answer waits for. */
+    private final Set<CompletableFuture<?>> checkpointsInFlight = ConcurrentHashMap.newKeySet();
 
     public ExportingView(final int partitionId, final ExportingStates states, final ExportGate gate)
     {
@@ -82,8 +88,8 @@ public final class ExportingView
     /**
      * Completes once this broker's exporters of the partition obey {@code held}, a state the replica applied before
      * this call: for PAUSED, once the export gate was passed (an export in flight ended; later ones see the pause);
-     * for PAUSED and SOFT_PAUSED, once acknowledged positions proposed before are committed (so none lands after the
-     * answer). A soft pause does not wait for a sink write in flight: a slow sink would delay it (and a backup's hold)
+     * for PAUSED and SOFT_PAUSED, once acknowledged positions proposed and backfill checkpoints started before are
+     * committed (so none lands after the answer). A soft pause does not wait for a sink write in flight: a slow sink would delay it (and a backup's hold)
      * for nothing, since exports go on under it. Nothing to wait for when exporting resumes. Never blocks the caller.
      */
     public CompletableFuture<Void> awaitObeyed(final ExportingState held)
@@ -94,12 +100,20 @@ public final class ExportingView
         }
         final CompletableFuture<Void> exports = held == ExportingState.PAUSED ? gate.awaitPassed() :
             CompletableFuture.completedFuture(null);
-        // The director publishes a positions proposal inside the positions gate, after checking the state there: once
-        // that gate is passed, a proposal is either published (and awaited here) or will never be made under this state.
+        // The director's positions proposals and the backfill checkpoints are started inside the positions gate, after
+        // checking the state there: once it is passed, one is either started (and awaited here) or never under this state.
         return exports
             .thenCompose((passed) -> positionsGate.awaitPassed())
-            .thenCompose((passed) -> positionsInFlight.get())
+            .thenCompose((passed) -> CompletableFuture.allOf(inFlight()))
             .handle((ignored, error) -> null); // a failed proposal is not waited for further
+    }
+
+    /** The director's positions proposal and the backfill checkpoints started and not answered yet. */
+    private CompletableFuture<?>[] inFlight()
+    {
+        final List<CompletableFuture<?>> all = new ArrayList<>(checkpointsInFlight);
+        all.add(positionsInFlight.get());
+        return all.toArray(CompletableFuture[]::new);
     }
 
     /** How backfill runners see this state: a batch is exported inside the gate after seeing a state other than PAUSED. */
@@ -129,6 +143,27 @@ public final class ExportingView
             public boolean withholdsCheckpoints()
             {
                 return state() != ExportingState.EXPORTING;
+            }
+
+            @Override
+            public CompletableFuture<?> publishCheckpoint(final Supplier<CompletableFuture<?>> replicate)
+            {
+                positionsGate.enter();
+                try
+                {
+                    if (state() != ExportingState.EXPORTING)
+                    {
+                        return null;
+                    }
+                    final CompletableFuture<?> started = replicate.get();
+                    checkpointsInFlight.add(started);
+                    started.whenComplete((r, e) -> checkpointsInFlight.remove(started));
+                    return started;
+                }
+                finally
+                {
+                    positionsGate.exit();
+                }
             }
         };
     }

@@ -81,6 +81,25 @@ class ExportingViewTest
     }
 
     @Test
+    void aBackfillCheckpointIsStartedOnlyWhileExportingAndASoftPauseWaitsForOneStartedBefore()
+    {
+        final ExportingSwitch backfill = view.backfillSwitch();
+        final CompletableFuture<Object> checkpoint = new CompletableFuture<>();
+        assertThat(backfill.publishCheckpoint(() -> checkpoint)).isSameAs(checkpoint);
+
+        states.state = ExportingState.SOFT_PAUSED;
+        final CompletableFuture<Void> softPaused = view.awaitObeyed(ExportingState.SOFT_PAUSED);
+        assertThat(softPaused).as("the checkpoint started before is not committed yet").isNotDone();
+        assertThat(backfill.publishCheckpoint(() ->
+        {
+            throw new AssertionError("a checkpoint started under a soft pause");
+        })).as("withheld").isNull();
+        checkpoint.complete(null);
+        assertThat(softPaused).isDone();
+        assertThat(view.awaitObeyed(ExportingState.SOFT_PAUSED)).as("an answered checkpoint is not waited for").isDone();
+    }
+
+    @Test
     void aBackupsHoldSoftPausesAnExportingPartitionButLeavesAPauseAPauseAndTheOperatorsStateAsItIs()
     {
         states.backupHeld = true;
