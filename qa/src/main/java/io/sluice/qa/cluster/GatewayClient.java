@@ -99,6 +99,15 @@ public final class GatewayClient
     /** Writes a batch as one JSON array; fails with {@link GatewayException} unless the gateway answers 200. */
     public List<WrittenRecord> writeBatch(final List<RecordToWrite> records)
     {
+        return writeBatch(records, null);
+    }
+
+    /**
+     * As {@link #writeBatch(List)}, under {@code idempotencyKey} (null for none): sent again with the same key after a
+     * failed answer, the batch is appended at most once (an answer such as a 504 leaves open whether it was).
+     */
+    public List<WrittenRecord> writeBatch(final List<RecordToWrite> records, final String idempotencyKey)
+    {
         final StringBuilder body = new StringBuilder(records.size() * 96).append('[');
         for (int i = 0; i < records.size(); i++)
         {
@@ -108,7 +117,8 @@ public final class GatewayClient
             }
             body.append(records.get(i).toJson());
         }
-        final HttpAnswer answer = postRecords(body.append(']').toString());
+        final String array = body.append(']').toString();
+        final HttpAnswer answer = idempotencyKey == null ? postRecords(array) : postRecords(array, idempotencyKey);
         if (answer.status() != 200)
         {
             throw new GatewayException("write of a batch of " + records.size(), answer);
