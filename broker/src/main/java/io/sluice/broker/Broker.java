@@ -105,6 +105,8 @@ public final class Broker implements AutoCloseable
     private final BackfillClaims backfillClaims;
     private final ScheduledExecutorService scheduler;
     private final ExecutorService adminExecutor;
+    /** Closes and reopens replicas whose Raft log failed; never the admin executor, whose threads a close could hold. */
+    private final ExecutorService logRecoveries;
     private final RaftServer raftServer;
     private final TransportServer transport;
     private final EmptyReplicaNudger emptyReplicaNudger;
@@ -127,6 +129,7 @@ public final class Broker implements AutoCloseable
         final BackfillClaims backfillClaims,
         final ScheduledExecutorService scheduler,
         final ExecutorService adminExecutor,
+        final ExecutorService logRecoveries,
         final RaftServer raftServer,
         final TransportServer transport,
         final EmptyReplicaNudger emptyReplicaNudger,
@@ -150,6 +153,7 @@ public final class Broker implements AutoCloseable
         this.backfillClaims = backfillClaims;
         this.scheduler = scheduler;
         this.adminExecutor = adminExecutor;
+        this.logRecoveries = logRecoveries;
         this.raftServer = raftServer;
         this.transport = transport;
         this.emptyReplicaNudger = emptyReplicaNudger;
@@ -274,6 +278,9 @@ public final class Broker implements AutoCloseable
         // timeout, well inside this bound.
         final PartitionBackups backups = new PartitionBackups(nodeId, config.brokerDir(), backupStore, 60_000);
         final ExecutorService adminExecutor = newAdminExecutor(nodeId);
+        // A full disk fails every group's log at once, and a close may wait for space: one thread a recovery.
+        final ExecutorService logRecoveries = Executors.newCachedThreadPool(daemonThreads("broker-" + nodeId +
+            "-log-recovery-"));
         final RaftProperties clientProperties = RaftSettings.clientProperties(config);
         final Parameters clientParameters = RaftSettings.raftTlsParameters(tls, false);
         final Map<Integer, Partition> partitions = new LinkedHashMap<>();
@@ -344,10 +351,10 @@ public final class Broker implements AutoCloseable
             for (final Partition partition : partitions.values())
             {
                 recoverFailedLogs(partition.stateMachine(), "partition " + partition.partitionId() + " on broker " + nodeId,
-                    partition.member(), raftDir, diskGuard, adminExecutor, scheduler);
+                    partition.member(), raftDir, diskGuard, logRecoveries, scheduler);
             }
             recoverFailedLogs(control.stateMachine(), "broker " + nodeId + ", the control group", control.member(), raftDir,
-                diskGuard, adminExecutor, scheduler);
+                diskGuard, logRecoveries, scheduler);
             phases.mark("Raft server built");
             gate.step("checking its peers' TLS mode");
             peerModes.await();
@@ -385,7 +392,7 @@ public final class Broker implements AutoCloseable
             final BackupHolds backupHolds = new BackupHolds(nodeId, control, partitions, config.adminTimeout());
             final SinkBackups sinkBackups = new SinkBackups(nodeId, config.dataDir(), config.exporters(), registry);
             final Broker broker = new Broker(config, partitions, control, exportingControl, backfillClaims, scheduler,
-                adminExecutor,
+                adminExecutor, logRecoveries,
                 raftServer, transport,
                 new EmptyReplicaNudger(nodeId, partitions.values(), clientProperties, clientParameters), tls, diskGuard,
                 backups, backupHolds, sinkBackups);
@@ -429,6 +436,7 @@ public final class Broker implements AutoCloseable
             }
             scheduler.shutdownNow();
             adminExecutor.shutdownNow();
+            logRecoveries.shutdownNow();
             backups.close();
             throw e;
         }
@@ -698,6 +706,7 @@ public final class Broker implements AutoCloseable
         closeQuietly(raftServer, config.nodeId());
         scheduler.shutdownNow();
         adminExecutor.shutdownNow();
+        logRecoveries.shutdownNow();
         backups.close();
         sinkBackups.close();
         try
