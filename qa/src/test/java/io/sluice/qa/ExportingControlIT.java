@@ -391,37 +391,30 @@ class ExportingControlIT
     private void awaitCaughtUp(final int brokerId)
     {
         final AtomicReference<String> lagging = new AtomicReference<>("no view yet");
-        try
+        Await.until("broker " + brokerId + " caught up with every leader", SluiceCluster.FAILOVER_TIMEOUT, () ->
         {
-            Await.until("broker " + brokerId + " caught up with every leader", SluiceCluster.FAILOVER_TIMEOUT, () ->
+            final ExportingStatus status = cluster.client().exporting();
+            final List<String> behind = new ArrayList<>();
+            for (final PartitionReplica pair : cluster.pairsOf(brokerId))
             {
-                final ExportingStatus status = cluster.client().exporting();
-                final List<String> behind = new ArrayList<>();
-                for (final PartitionReplica pair : cluster.pairsOf(brokerId))
+                final Optional<Integer> leader = status.leaderOf(pair.partitionId());
+                final PairState mine = status.pair(brokerId, pair.partitionId()).orElse(null);
+                if (leader.isEmpty() || mine == null)
                 {
-                    final Optional<Integer> leader = status.leaderOf(pair.partitionId());
-                    final PairState mine = status.pair(brokerId, pair.partitionId()).orElse(null);
-                    if (leader.isEmpty() || mine == null)
-                    {
-                        behind.add("partition " + pair.partitionId() + ": no leader or no state reported");
-                        continue;
-                    }
-                    final PairState leading = status.pair(leader.get(), pair.partitionId()).orElseThrow();
-                    if (mine.lastPosition() < leading.lastPosition())
-                    {
-                        behind.add("partition " + pair.partitionId() + " on broker " + brokerId + " at lastPosition " +
-                            mine.lastPosition() + " (state " + mine.state() + "), its leader broker " + leader.get() +
-                            " at " + leading.lastPosition());
-                    }
+                    behind.add("partition " + pair.partitionId() + ": no leader or no state reported");
+                    continue;
                 }
-                lagging.set(behind.toString());
-                return behind.isEmpty();
-            });
-        }
-        catch (final AssertionError ex)
-        {
-            throw new AssertionError(ex.getMessage() + "; still behind: " + lagging.get(), ex);
-        }
+                final PairState leading = status.pair(leader.get(), pair.partitionId()).orElseThrow();
+                if (mine.lastPosition() < leading.lastPosition())
+                {
+                    behind.add("partition " + pair.partitionId() + " on broker " + brokerId + " at lastPosition " +
+                        mine.lastPosition() + " (state " + mine.state() + "), its leader broker " + leader.get() +
+                        " at " + leading.lastPosition());
+                }
+            }
+            lagging.set(behind.toString());
+            return behind.isEmpty();
+        }, () -> "still behind: " + lagging.get());
     }
 
     private static Map<Integer, Integer> leaders(final ExportingStatus status)

@@ -29,6 +29,23 @@ public final class Await
         value(what, timeout, () -> condition.getAsBoolean() ? Optional.of(Boolean.TRUE) : Optional.empty());
     }
 
+    /**
+     * As {@link #until(String, Duration, BooleanSupplier)}; on timeout the error also says what {@code state} reads
+     * then (what was seen last, what is still missing), so a red run tells why without a rerun.
+     */
+    public static void until(
+        final String what, final Duration timeout, final BooleanSupplier condition, final Supplier<String> state)
+    {
+        try
+        {
+            until(what, timeout, condition);
+        }
+        catch (final AssertionError e)
+        {
+            throw new AssertionError(e.getMessage() + "; " + state.get(), e);
+        }
+    }
+
     public static <T> T value(final String what, final Duration timeout, final Supplier<Optional<T>> probe)
     {
         return value(what, timeout, POLL_INTERVAL, probe);

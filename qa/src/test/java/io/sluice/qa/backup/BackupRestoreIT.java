@@ -114,17 +114,10 @@ class BackupRestoreIT
         final HttpAnswer taken;
         try (WriteLoad load = new WriteLoad(cluster, "before", 2, 10, Duration.ofMillis(10), Duration.ofMinutes(2)))
         {
-            try
-            {
-                Await.until("some records acknowledged", SluiceCluster.scaled(Duration.ofSeconds(30)),
-                    () -> load.acknowledged().size() >= 500);
-            }
-            catch (final AssertionError e)
-            {
-                // slow writes or failing ones: the count and the first failures tell which
-                throw new AssertionError(e.getMessage() + ": " + load.acknowledged().size() + " of 500 acknowledged, " +
-                    load.failures().size() + " failed, first: " + load.failures().stream().limit(3).toList(), e);
-            }
+            // slow writes or failing ones: the count and the first failures tell which
+            Await.until("some records acknowledged", SluiceCluster.scaled(Duration.ofSeconds(30)),
+                () -> load.acknowledged().size() >= 500, () -> load.acknowledged().size() + " of 500 acknowledged, " +
+                    load.failures().size() + " failed, first: " + load.failures().stream().limit(3).toList());
             before = List.copyOf(load.acknowledged());
             taken = cluster.client().management("POST", "/actuator/backups", "{\"backupId\": 42}");
             load.stop();

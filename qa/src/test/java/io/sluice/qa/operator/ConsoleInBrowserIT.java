@@ -63,6 +63,8 @@ class ConsoleInBrowserIT
     private static final String TOKEN = "qa-console-token";
     private static final Duration PAGE_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(30));
     private static final Duration STATE_TIMEOUT = SluiceCluster.scaled(Duration.ofSeconds(90));
+    /** For {@link #readAll}: an element's text rather than an attribute. */
+    private static final String TEXT = "#text";
 
     @RegisterExtension
     static final QaRun RUN = new QaRun();
@@ -156,9 +158,7 @@ class ConsoleInBrowserIT
         assertThat(text("exporting-state")).isEqualTo("PAUSED");
         // One read of the grid as the page holds it now: 36 WebDriver calls, one per attribute, outlast the console's
         // refresh on a busy machine and meet replaced cells on every try.
-        @SuppressWarnings("unchecked")
-        final List<List<String>> cells = (List<List<String>>) js("return Array.from(document.querySelectorAll(" +
-            "'#pair-grid td.pair'), cell => [cell.getAttribute('aria-label'), cell.getAttribute('data-broker')]);");
+        final List<List<String>> cells = readAll("#pair-grid td.pair", "aria-label", "data-broker");
         assertThat(cells).hasSize(18);
         for (final List<String> cell : cells)
         {
@@ -183,8 +183,8 @@ class ConsoleInBrowserIT
         assertThat(text("confirm-body")).contains("6 pairs are on unreachable brokers (broker 2)");
         click("confirm-ok");
         await("the partial answer", d -> text("operation-title").startsWith("Pause: FAILED"));
-        assertThat((List<?>) js("return Array.from(document.querySelectorAll('#operation-failures tbody tr'), " +
-            "row => row.getAttribute('data-broker'));")).hasSize(6).allSatisfy(broker -> assertThat(broker).isEqualTo("2"));
+        assertThat(readAll("#operation-failures tbody tr", "data-broker")).hasSize(6)
+            .allSatisfy(broker -> assertThat(broker).containsExactly("2"));
         assertThat(text("retry-failed")).isEqualTo("Retry the 6 failed pairs");
         screenshot("pause-partial");
 
@@ -252,8 +252,7 @@ class ConsoleInBrowserIT
         click("confirm-ok");
         await("the backfill's detail", d -> displayed("backfill-detail") && !browser.findElements(By.cssSelector("#backfill-tasks tbody tr")).isEmpty());
         // A task may take the ranges of several partitions: one row per partition, three task ids.
-        assertThat(((List<?>) js("return Array.from(document.querySelectorAll('#backfill-tasks tbody tr td:first-child'), " +
-            "cell => cell.textContent.trim());")).stream().distinct()).hasSize(3);
+        assertThat(readAll("#backfill-tasks tbody tr td:first-child", TEXT).stream().distinct()).hasSize(3);
         screenshot("backfill-held");
 
         Exporting.until200("resume", () -> cluster.client().resume());
@@ -397,6 +396,18 @@ class ConsoleInBrowserIT
     private Object js(final String script, final Object... args)
     {
         return ((JavascriptExecutor) browser).executeScript(script, args);
+    }
+
+    /**
+     * The named attributes ({@link #TEXT}: the text) of every element {@code selector} matches, read in one script
+     * call: the console redraws while WebDriver calls one by one would read, and they would meet replaced elements.
+     */
+    @SuppressWarnings("unchecked")
+    private List<List<String>> readAll(final String selector, final String... attributes)
+    {
+        return (List<List<String>>) js("return Array.from(document.querySelectorAll(arguments[0]), element => " +
+            "arguments[1].map(name => name === '" + TEXT + "' ? element.textContent.trim() : element.getAttribute(name)));",
+            selector, List.of(attributes));
     }
 
     private void screenshot(final String name)

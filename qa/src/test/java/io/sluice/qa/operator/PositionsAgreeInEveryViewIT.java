@@ -103,18 +103,11 @@ class PositionsAgreeInEveryViewIT
     private Views awaitAgreement(final String when, final Map<Integer, Long> last, final boolean met)
     {
         final Views[] seen = new Views[1];
-        try
+        Await.until(when + ": every view shows the same positions", AGREE_TIMEOUT, () ->
         {
-            Await.until(when + ": every view shows the same positions", AGREE_TIMEOUT, () ->
-            {
-                seen[0] = Views.read(cluster, cliFolder);
-                return seen[0].agree(last, met);
-            });
-        }
-        catch (final AssertionError e)
-        {
-            throw new AssertionError(e.getMessage() + "; last seen: " + seen[0], e);
-        }
+            seen[0] = Views.read(cluster, cliFolder);
+            return seen[0].agree(last, met);
+        }, () -> "last seen: " + seen[0]);
         return seen[0];
     }
 
