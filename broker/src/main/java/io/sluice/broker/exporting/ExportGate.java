@@ -1,5 +1,7 @@
 package io.sluice.broker.exporting;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -53,17 +55,30 @@ public final class ExportGate
         return passed;
     }
 
+    /**
+     * Completes the waiters if nobody is inside. They are taken from the queue while holding the lock: a waiter queued
+     * while someone was inside is then known to have seen that one leave. Taken after letting go of the lock, a waiter
+     * queued in between, while a newcomer who entered meanwhile is inside, would be let through too early.
+     */
     private void passIfFree()
     {
-        if (!lock.tryLock())
+        while (!passWaiters.isEmpty() && lock.tryLock())
         {
-            return; // the holder completes the waiters when it leaves
-        }
-        lock.unlock();
-        CompletableFuture<Void> waiter;
-        while ((waiter = passWaiters.poll()) != null)
-        {
-            waiter.complete(null);
+            final List<CompletableFuture<Void>> passed = new ArrayList<>();
+            try
+            {
+                CompletableFuture<Void> waiter;
+                while ((waiter = passWaiters.poll()) != null)
+                {
+                    passed.add(waiter);
+                }
+            }
+            finally
+            {
+                lock.unlock();
+            }
+            // Completed outside the lock (their continuations may run here); one queued meanwhile is taken next round.
+            passed.forEach((waiter) -> waiter.complete(null));
         }
     }
 }
