@@ -350,7 +350,9 @@ public final class ExporterDirector
         ackInFlight = true;
         nextAckSubmitMs = nowMs + ackIntervalMs;
         final long submittedInTerm = term;
-        submitted.whenComplete((r, e) ->
+        // On the director's scheduler: the future may complete on a Ratis thread inside Ratis' own locks (a step-down
+        // fails pending requests), which must not wait here for a director run that holds this monitor.
+        submitted.whenCompleteAsync((r, e) ->
         {
             synchronized (ExporterDirector.this)
             {
@@ -374,6 +376,19 @@ public final class ExporterDirector
                 LOG.debug("partition {} on broker {}: replicating exporter positions failed: {}",
                     partitionId, brokerId, e.toString());
             }
-        });
+        }, this::onScheduler);
+    }
+
+    /** Runs {@code task} on the scheduler; dropped once it is shut down (the broker stops, so does this director). */
+    private void onScheduler(final Runnable task)
+    {
+        try
+        {
+            scheduler.execute(task);
+        }
+        catch (final RejectedExecutionException stopping)
+        {
+            // the completing thread (maybe Ratis') must not get the rejection
+        }
     }
 }
