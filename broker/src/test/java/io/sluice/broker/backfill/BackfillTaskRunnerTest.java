@@ -51,7 +51,7 @@ class BackfillTaskRunnerTest
     private final List<BackfillEntry> replicated = new CopyOnWriteArrayList<>();
     private final ManualExportingSwitch gate = new ManualExportingSwitch();
     private final List<BackfillSupervisor> supervisors = new ArrayList<>();
-    private final BackfillRunnerConfig config = BackfillRunnerConfig.defaults()
+    private BackfillRunnerConfig config = BackfillRunnerConfig.defaults()
         .withBatchRecords(64).withCheckpoints(500, 50).withBackoff(10, 100).withMaxAttempts(3);
 
     @BeforeEach
@@ -81,6 +81,8 @@ class BackfillTaskRunnerTest
     @Test
     void tasksExportTheirRangesThroughTheFileExporterAndSucceed() throws IOException
     {
+        // Checkpoints by count only: every 50 ms as well, a loaded machine would take more of them than the bound below.
+        config = config.withCheckpoints(500, 60_000);
         final BackfillSupervisor supervisor = supervisor(factory());
         supervisor.onBecomeLeader();
 
