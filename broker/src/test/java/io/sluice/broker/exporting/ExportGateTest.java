@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,36 +23,15 @@ class ExportGateTest
     @Timeout(10)
     void aGateTakenByAnExportIsPassedWhenThatExportLeavesItWithoutBlockingTheWaiter() throws Exception
     {
-        final CountDownLatch inside = new CountDownLatch(1);
-        final CountDownLatch leave = new CountDownLatch(1);
-        final Thread exporter = new Thread(() ->
-        {
-            gate.enter();
-            try
-            {
-                inside.countDown();
-                leave.await();
-            }
-            catch (final InterruptedException e)
-            {
-                Thread.currentThread().interrupt();
-            }
-            finally
-            {
-                gate.exit();
-            }
-        });
-        exporter.start();
-        inside.await();
+        final GateHeldElsewhere exporter = GateHeldElsewhere.enter(gate);
 
         final CompletableFuture<Void> first = gate.awaitPassed();
         final CompletableFuture<Void> second = gate.awaitPassed();
         assertThat(first).as("the export is still inside").isNotDone();
 
-        leave.countDown();
+        exporter.exit();
         first.get(5, TimeUnit.SECONDS);
         second.get(5, TimeUnit.SECONDS);
-        exporter.join();
         assertThat(gate.awaitPassed()).isDone();
     }
 }

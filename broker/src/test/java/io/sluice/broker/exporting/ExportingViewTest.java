@@ -5,7 +5,6 @@ import io.sluice.protocol.codecs.ExportingState;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,7 +37,7 @@ class ExportingViewTest
     {
         final CompletableFuture<Object> positions = new CompletableFuture<>();
         view.positionsInFlight(() -> positions);
-        final HeldElsewhere export = HeldElsewhere.enter(gate); // an export in flight
+        final GateHeldElsewhere export = GateHeldElsewhere.enter(gate); // an export in flight
 
         final CompletableFuture<Void> paused = view.awaitObeyed(ExportingState.PAUSED);
         assertThat(paused).isNotDone();
@@ -64,12 +63,12 @@ class ExportingViewTest
     @Test
     void aSoftPauseDoesNotWaitForASinkWriteInFlightButForAPositionsProposalBeingDecided() throws InterruptedException
     {
-        final HeldElsewhere write = HeldElsewhere.enter(gate); // a sink write in flight, which a soft pause lets go on
+        final GateHeldElsewhere write = GateHeldElsewhere.enter(gate); // a sink write in flight, which a soft pause lets go on
         final CompletableFuture<Void> softPaused = view.awaitObeyed(ExportingState.SOFT_PAUSED);
         assertThat(softPaused).isDone();
 
         // the director deciding on a proposal under the state it saw
-        final HeldElsewhere deciding = HeldElsewhere.enter(view.positionsGate());
+        final GateHeldElsewhere deciding = GateHeldElsewhere.enter(view.positionsGate());
         final CompletableFuture<Void> again = view.awaitObeyed(ExportingState.SOFT_PAUSED);
         final CompletableFuture<Void> paused = view.awaitObeyed(ExportingState.PAUSED);
         assertThat(again).isNotDone();
@@ -116,49 +115,6 @@ class ExportingViewTest
         states.state = ExportingState.EXPORTING;
         states.backupHeld = false;
         assertThat(view.state()).isEqualTo(ExportingState.EXPORTING);
-    }
-
-    /** A gate entered by another thread, as the director's (the gate's lock lets its own holder pass). */
-    private static final class HeldElsewhere
-    {
-        private final CountDownLatch leave = new CountDownLatch(1);
-        private final Thread thread;
-
-        private HeldElsewhere(final ExportGate gate) throws InterruptedException
-        {
-            final CountDownLatch entered = new CountDownLatch(1);
-            thread = new Thread(() ->
-            {
-                gate.enter();
-                try
-                {
-                    entered.countDown();
-                    leave.await();
-                }
-                catch (final InterruptedException e)
-                {
-                    Thread.currentThread().interrupt();
-                }
-                finally
-                {
-                    gate.exit();
-                }
-            }, "gate-holder");
-            thread.start();
-            entered.await();
-        }
-
-        static HeldElsewhere enter(final ExportGate gate) throws InterruptedException
-        {
-            return new HeldElsewhere(gate);
-        }
-
-        /** Leaves the gate; returns once the holder has (and completed whoever waited to pass). */
-        void exit() throws InterruptedException
-        {
-            leave.countDown();
-            thread.join();
-        }
     }
 
     private static final class HandSetStates implements ExportingStates
