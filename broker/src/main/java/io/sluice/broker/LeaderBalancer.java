@@ -122,25 +122,7 @@ final class LeaderBalancer
             {
                 transferStarted = true;
                 watch.forget(partitionId);
-                final long start = nanoClock.getAsLong();
-                partition.transferLeadership(preferred, AUTO_TRANSFER_TIMEOUT).whenComplete((leader, error) ->
-                {
-                    final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
-                    if (error == null)
-                    {
-                        LOG.info("broker {}: partition {} leadership back on its preferred broker {} in {} ms",
-                            brokerId, partitionId, leader, tookMs);
-                    }
-                    else
-                    {
-                        LOG.info("broker {}: partition {} leadership did not move to its preferred broker {} ({} ms): {}",
-                            brokerId, partitionId, preferred, tookMs, Futures.unwrapAll(error).getMessage());
-                    }
-                    if (!stopped)
-                    {
-                        nextRound.run();
-                    }
-                });
+                autoTransfer(partition, preferred, true);
             }
         }
     }
@@ -183,20 +165,34 @@ final class LeaderBalancer
             "groups (for {} ms, last {} ms ago): handing the leadership to broker {}, whose term replicates to it afresh",
             brokerId, partitionId, preferred, heardMs < 0 ? "at all (no appender to it)" : "for " + heardMs + " ms",
             TimeUnit.NANOSECONDS.toMillis(nowNanos - since), answersElsewhereMs, target);
-        final int to = target;
+        autoTransfer(partition, target, false);
+        return true;
+    }
+
+    /** Starts a transfer of the balance's own; logs how it ended and asks for the next round at once. */
+    private void autoTransfer(final Partition partition, final int to, final boolean preferred)
+    {
+        final int partitionId = partition.partitionId();
+        final long start = nanoClock.getAsLong();
         partition.transferLeadership(to, AUTO_TRANSFER_TIMEOUT).whenComplete((leader, error) ->
         {
-            if (error != null)
+            final long tookMs = TimeUnit.NANOSECONDS.toMillis(nanoClock.getAsLong() - start);
+            final String target = (preferred ? "its preferred broker " : "broker ") + to;
+            if (error == null)
             {
-                LOG.info("broker {}: partition {} leadership did not move to broker {}: {}", brokerId, partitionId, to,
-                    Futures.unwrapAll(error).getMessage());
+                LOG.info("broker {}: partition {} leadership {} {} in {} ms", brokerId, partitionId,
+                    preferred ? "back on" : "moved to", target, tookMs);
+            }
+            else
+            {
+                LOG.info("broker {}: partition {} leadership did not move to {} ({} ms): {}", brokerId, partitionId,
+                    target, tookMs, Futures.unwrapAll(error).getMessage());
             }
             if (!stopped)
             {
                 nextRound.run();
             }
         });
-        return true;
     }
 
     /** How recently {@code otherBrokerId} was heard in any other partition's group here; -1 when not within the bound. */
