@@ -50,9 +50,10 @@ final class LeaderBalancer
     static final Duration FOLLOWER_SILENT_BOUND = Duration.ofMillis(2_500);
 
     /**
-     * A preferred follower this leader has not heard from while it answers this broker in other groups, for this long,
-     * is cut off in this group alone (seen in CI after a controlled shutdown handed the leadership over: Ratis' new
-     * leader had no log appender to the stopping broker any more, and none once it was back; nothing logged), and the
+     * A preferred follower this leader has no log appender to, or has not heard from while it answers this broker in
+     * other groups, for this long, is cut off in this group alone (seen in CI after a controlled shutdown handed the
+     * leadership over: Ratis' new leader had no log appender to the stopping broker any more, and none once it was
+     * back; nothing logged; also in a cluster of one partition, where no other group could vouch for it), and the
      * leadership is handed to another in-sync follower, whose new term replicates to every follower afresh. A broker
      * just back answers in all its groups within a heartbeat or two, so this is well past a healthy reconnection.
      */
@@ -128,15 +129,21 @@ final class LeaderBalancer
     }
 
     /**
-     * When this leader no longer replicates to the preferred follower though that broker answers here in other groups
-     * ({@link #CUT_OFF_FOLLOWER_MS}), hands the leadership to another in-sync follower; returns whether it started.
+     * When this leader has had no log appender to the preferred follower, or has not heard from it while that broker
+     * answers here in other groups, for {@link #CUT_OFF_FOLLOWER_MS}, hands the leadership to another in-sync
+     * follower; returns whether it started.
      */
     private boolean handOffFromCutOffFollower(final Partition partition, final int preferred, final long nowNanos)
     {
         final int partitionId = partition.partitionId();
         final long heardMs = partition.followers().lastHeardMs(preferred);
         final long answersElsewhereMs = answersElsewhereMs(preferred, partitionId);
-        if ((heardMs >= 0 && heardMs <= FOLLOWER_SILENT_BOUND.toMillis()) || answersElsewhereMs < 0)
+        // No appender at all to a peer of the group's configuration is the defect itself, whether or not that broker
+        // is up (a Ratis leader starts one for every peer): a partition alone on its brokers has no other group to
+        // tell a cut-off follower from a down one. A silent appender is cut off only while that broker answers
+        // elsewhere; otherwise it is taken for down.
+        final boolean noAppender = heardMs < 0 && partition.followers().isVoter(preferred);
+        if ((heardMs >= 0 && heardMs <= FOLLOWER_SILENT_BOUND.toMillis()) || (answersElsewhereMs < 0 && !noAppender))
         {
             cutOffSince.remove(partitionId);
             return false;
@@ -161,10 +168,12 @@ final class LeaderBalancer
             return false;
         }
         cutOffSince.remove(partitionId);
-        LOG.warn("broker {}: partition {}: this leader has not heard from broker {} {} while it answers here in other " +
-            "groups (for {} ms, last {} ms ago): handing the leadership to broker {}, whose term replicates to it afresh",
-            brokerId, partitionId, preferred, heardMs < 0 ? "at all (no appender to it)" : "for " + heardMs + " ms",
-            TimeUnit.NANOSECONDS.toMillis(nowNanos - since), answersElsewhereMs, target);
+        LOG.warn("broker {}: partition {}: this leader has {} for {} ms ({}): handing the leadership to broker {}, " +
+            "whose term replicates to it afresh", brokerId, partitionId,
+            noAppender ? "no log appender to broker " + preferred : "not heard from broker " + preferred + " for " +
+            heardMs + " ms", TimeUnit.NANOSECONDS.toMillis(nowNanos - since), answersElsewhereMs < 0 ?
+            "it answers in no other group here" : "it answers here in other groups, last " + answersElsewhereMs +
+            " ms ago", target);
         autoTransfer(partition, target, false);
         return true;
     }

@@ -5,6 +5,7 @@ import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 
@@ -114,6 +115,18 @@ public final class FollowerSync
             return role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs();
         }
         return -1;
+    }
+
+    /** Whether {@code otherBrokerId} is a voter of this group's current configuration. */
+    public boolean isVoter(final int otherBrokerId)
+    {
+        final RaftServer.Division division = partition.member().openDivision();
+        if (division == null)
+        {
+            return false;
+        }
+        final RaftPeerId peer = RaftPeers.peerId(otherBrokerId);
+        return division.getRaftConf().getCurrentPeers().stream().anyMatch((p) -> p.getId().equals(peer));
     }
 
     /** The first in-sync follower, the preferred broker first, then in placement order; -1 when there is none. */
