@@ -108,6 +108,10 @@ public final class FollowerSync
         {
             return lastRpcAgeMs(info, peer);
         }
+        if (info.getCurrentRole() == null)
+        {
+            return -1; // Ratis is starting the division (its role proto would fail on the missing role)
+        }
         final RoleInfoProto role = info.getRoleInfoProto();
         if (role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo() &&
             role.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8().equals(peer))

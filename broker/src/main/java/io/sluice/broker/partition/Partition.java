@@ -30,6 +30,7 @@ import io.sluice.protocol.codecs.ExportingState;
 import io.sluice.protocol.codecs.PartitionRole;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.RaftProtos;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
@@ -492,7 +493,9 @@ public final class Partition implements PartitionListener, Replica, AutoCloseabl
         if (division != null)
         {
             final DivisionInfo info = division.getInfo();
-            role = switch (info.getCurrentRole())
+            // No role yet while Ratis starts the division (a replica reopened after its log failed, for one).
+            final RaftProtos.RaftPeerRole current = info.getCurrentRole();
+            role = current == null ? PartitionRole.INACTIVE : switch (current)
             {
                 case LEADER -> PartitionRole.LEADER;
                 case FOLLOWER -> PartitionRole.FOLLOWER;
