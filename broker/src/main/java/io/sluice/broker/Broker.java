@@ -11,6 +11,7 @@ import io.sluice.broker.command.CommandApi;
 import io.sluice.broker.command.StartupGate;
 import io.sluice.broker.disk.DiskGuard;
 import io.sluice.broker.control.BackfillClaims;
+import io.sluice.broker.control.ApplyPathWarmUp;
 import io.sluice.broker.control.ControlGroup;
 import io.sluice.broker.control.ExportingControl;
 import io.sluice.broker.exporter.ExporterRegistry;
@@ -95,6 +96,9 @@ public final class Broker implements AutoCloseable
     /** Bound on handing the control group's leadership over when the broker stops (a transfer takes well under 1 s). */
     static final Duration CONTROL_HANDOVER_BOUND = Duration.ofSeconds(3);
     /** A certificate expiring within this window is reported (health, metric, a warning a day). */
+    /** Scratch exporting changes applied at start (a few hundred calls of the apply path: the JIT's first tier). */
+    static final int APPLY_WARM_UP_ROUNDS = 16;
+
     public static final Duration CERTIFICATE_WARNING_WINDOW = Duration.ofDays(7);
 
     private final BrokerConfig config;
@@ -419,6 +423,11 @@ public final class Broker implements AutoCloseable
                 AdminPathWarmUp.run(commandApi, nodeId, warmPartition).thenAccept((answer) ->
                     LOG.info("broker {}: admin path warmed by a version-0 pause of partition {} (changes nothing) " +
                         "in {} ms: {}", nodeId, warmPartition, (System.nanoTime() - adminWarmStartNs) / 1_000_000, answer));
+                // Its own thread: a few hundred ms of interpreted code must not hold up an admin request meanwhile.
+                final Thread warmUp = new Thread(() -> broker.warmApplyPath(APPLY_WARM_UP_ROUNDS),
+                    "sluice-apply-warm-up-" + nodeId);
+                warmUp.setDaemon(true);
+                warmUp.start();
             }
             LOG.info("broker {} started: command API on {}, Raft on {} ({}{}), partitions {}, control group {}, data in {}",
                 nodeId, transport.localAddress(), raftAddress, config.raftTransport(), tls == null ? "" : ", mutual TLS",
@@ -439,6 +448,41 @@ public final class Broker implements AutoCloseable
             logRecoveries.shutdownNow();
             backups.close();
             throw e;
+        }
+    }
+
+    /**
+     * Runs what an exporting change costs this broker after it is committed, without changing anything: the control
+     * replica's apply of encoded changes on a scratch state ({@link ApplyPathWarmUp}) and, per partition, the wait
+     * for its exporters to obey a pause and a soft pause (which only passes the gates). So the first pause after a
+     * start runs compiled code here, not interpreted code on every broker at once.
+     */
+    private void warmApplyPath(final int rounds)
+    {
+        final long startNs = System.nanoTime();
+        try
+        {
+            final int waits = ApplyPathWarmUp.run(config.nodeId(), config.distribution().partitionCount(), rounds);
+            int obeyed = 0;
+            for (int round = 0; round < rounds; round++)
+            {
+                for (final Partition partition : partitions.values())
+                {
+                    for (final io.sluice.protocol.codecs.ExportingState held : new io.sluice.protocol.codecs.ExportingState[] {io.sluice.protocol.codecs.ExportingState.PAUSED,
+                        io.sluice.protocol.codecs.ExportingState.SOFT_PAUSED})
+                    {
+                        // Completes at once unless an export or a positions proposal is in flight: not waited for.
+                        obeyed += partition.exporting().awaitObeyed(held).isDone() ? 1 : 0;
+                    }
+                }
+            }
+            LOG.info("broker {}: apply path warmed by {} exporting changes of a scratch control state ({} version waits) " +
+                "and {} obey checks (changes nothing) in {} ms", config.nodeId(), rounds, waits, obeyed,
+                (System.nanoTime() - startNs) / 1_000_000);
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.info("broker {}: apply path not warmed: {}", config.nodeId(), e.toString());
         }
     }
 

@@ -47,7 +47,10 @@ public final class ControlState
         void onExportingChanged(int partitionId);
     }
 
-    private static final Logger LOG = LoggerFactory.getLogger(ControlState.class);
+    private static final Logger CLASS_LOG = LoggerFactory.getLogger(ControlState.class);
+
+    /** Where the state's changes are told: its class's logger, except on a warm-up's scratch state. */
+    private final Logger log;
 
     private final int brokerId;
     private final int partitionCount;
@@ -68,6 +71,13 @@ public final class ControlState
 
     public ControlState(final int brokerId, final int partitionCount, final Listener listener)
     {
+        this(brokerId, partitionCount, listener, CLASS_LOG);
+    }
+
+    /** A state that tells its changes to {@code log} ({@link ApplyPathWarmUp}'s scratch state tells nobody). */
+    ControlState(final int brokerId, final int partitionCount, final Listener listener, final Logger log)
+    {
+        this.log = log;
         this.brokerId = brokerId;
         this.partitionCount = partitionCount;
         this.listener = listener;
@@ -130,7 +140,7 @@ public final class ControlState
     private byte[] onBackfillClaim(final long index, final BackfillClaimChange change)
     {
         final BackfillClaimReply reply = backfillClaims.apply(change, index);
-        LOG.info("broker {}: control entry {}: {} of exporter {} by backfill {} (proposed by broker {}): {}: {}", brokerId,
+        log.info("broker {}: control entry {}: {} of exporter {} by backfill {} (proposed by broker {}): {}: {}", brokerId,
             index, change.action(), change.exporterId(), change.backfillId(), change.proposerBrokerId(), reply.outcome(),
             reply.reason());
         return ClaimCodes.encodeResult(reply);
@@ -147,7 +157,7 @@ public final class ControlState
         }
         catch (final IllegalArgumentException e)
         {
-            LOG.warn("broker {}: control entry {} skipped: {}", brokerId, index, e.getMessage());
+            log.warn("broker {}: control entry {} skipped: {}", brokerId, index, e.getMessage());
             return;
         }
         final int proposer = entry.proposerBrokerId();
@@ -173,7 +183,7 @@ public final class ControlState
                 final int p = listed.partitionId();
                 if (p < 1 || p > partitionCount)
                 {
-                    LOG.warn("broker {}: control entry {} names partition {}, not one of 1..{}: skipped", brokerId, index,
+                    log.warn("broker {}: control entry {} names partition {}, not one of 1..{}: skipped", brokerId, index,
                         p, partitionCount);
                     continue;
                 }
@@ -183,14 +193,14 @@ public final class ControlState
         }
         if (changed > 0)
         {
-            LOG.info("broker {}: exporting is now {} (version {}{}) on {} of {} partitions, proposed by broker {}", brokerId,
+            log.info("broker {}: exporting is now {} (version {}{}) on {} of {} partitions, proposed by broker {}", brokerId,
                 state, version, leaseMicros > 0 ? ", lease ends at " + java.time.Instant.EPOCH.plusNanos(
                 stamp.expiresAtMicros() * 1000) : "", changed, covered, proposer);
         }
         else
         {
             // The same operation proposed by more than one broker, or one older than what every partition holds.
-            LOG.debug("broker {}: exporting {} version {} changed none of {} partitions", brokerId, state, version, covered);
+            log.debug("broker {}: exporting {} version {} changed none of {} partitions", brokerId, state, version, covered);
         }
         completeWaiters();
     }
@@ -215,7 +225,7 @@ public final class ControlState
             final int p = listed.partitionId();
             if (p < 1 || p > partitionCount)
             {
-                LOG.warn("broker {}: control entry {} names partition {}, not one of 1..{}: skipped", brokerId, index, p,
+                log.warn("broker {}: control entry {} names partition {}, not one of 1..{}: skipped", brokerId, index, p,
                     partitionCount);
                 continue;
             }
@@ -238,12 +248,12 @@ public final class ControlState
             leaseExpiries++;
             if (proposer == brokerId)
             {
-                LOG.warn("broker {}: pause lease ran out: exporting resumed by itself on {} partitions: {}", brokerId,
+                log.warn("broker {}: pause lease ran out: exporting resumed by itself on {} partitions: {}", brokerId,
                     changed, ended);
             }
             else
             {
-                LOG.info("broker {}: pause lease ran out on {} partitions (control entry {}, proposed by broker {})",
+                log.info("broker {}: pause lease ran out on {} partitions (control entry {}, proposed by broker {})",
                     brokerId, changed, index, proposer);
             }
         }
@@ -261,7 +271,7 @@ public final class ControlState
             case RELEASE -> backupHold.release(index, entry.backupId(), entry.timestampMicros());
             default ->
             {
-                LOG.warn("broker {}: control entry {} has an unknown backup hold action: skipped", brokerId, index);
+                log.warn("broker {}: control entry {} has an unknown backup hold action: skipped", brokerId, index);
                 yield new BackupHold.Reply(BackupHold.Outcome.NOT_HELD, backupHold.held());
             }
         };
@@ -290,7 +300,7 @@ public final class ControlState
         {
             if (stamp.version() < held.version())
             {
-                LOG.info("broker {}: partition {} ignored exporting {} version {}, holding {} version {}", brokerId,
+                log.info("broker {}: partition {} ignored exporting {} version {}, holding {} version {}", brokerId,
                     partitionId, stamp.state(), stamp.version(), held.state(), held.version());
             }
             return false;
@@ -335,7 +345,7 @@ public final class ControlState
                 }
                 else
                 {
-                    LOG.warn("broker {}: control snapshot holds partition {}, not one of 1..{}: skipped", brokerId, p,
+                    log.warn("broker {}: control snapshot holds partition {}, not one of 1..{}: skipped", brokerId, p,
                         partitionCount);
                 }
             });

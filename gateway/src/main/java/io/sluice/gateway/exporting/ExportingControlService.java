@@ -181,27 +181,8 @@ public class ExportingControlService
         final long version = versions.next(highestReportedVersion());
         final long startNanos = System.nanoTime();
 
-        final AdminOperation request = adminOperation(operation, version, targets, leaseMicros);
-        // The control group's leader proposes the operation's one entry on its first pair request, and the other
-        // brokers wait for that entry: so its requests go out first, and the commit overlaps the rest of the fan-out.
-        final int leader = request.controlLeaderTargeted() ? topology.controlLeader().orElse(-1) : -1;
-        final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
-        for (int i = 0; i < targets.size(); i++)
-        {
-            pending.add(null);
-        }
-        for (int pass = leader < 0 ? 1 : 0; pass < 2; pass++)
-        {
-            for (int i = 0; i < targets.size(); i++)
-            {
-                final PartitionReplica target = targets.get(i);
-                if ((target.brokerId() == leader) == (pass == 0))
-                {
-                    pending.set(i, send(operation, request, target, version));
-                }
-            }
-        }
-
+        final List<CompletableFuture<TargetResult>> pending =
+            fanOut(operation, adminOperation(operation, version, targets, leaseMicros), targets, version);
         return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->
         {
             final List<TargetResult> results = new ArrayList<>(pending.size());
@@ -223,6 +204,81 @@ public class ExportingControlService
             }
             return result;
         });
+    }
+
+    /** Sends {@code request} to every target at once; the futures in the order of the targets. */
+    private List<CompletableFuture<TargetResult>> fanOut(
+        final ExportingOperation operation, final AdminOperation request, final List<PartitionReplica> targets,
+        final long version)
+    {
+        // The control group's leader proposes the operation's one entry on its first pair request, and the other
+        // brokers wait for that entry: so its requests go out first, and the commit overlaps the rest of the fan-out.
+        final int leader = request.controlLeaderTargeted() ? topology.controlLeader().orElse(-1) : -1;
+        final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
+        for (int i = 0; i < targets.size(); i++)
+        {
+            pending.add(null);
+        }
+        for (int pass = leader < 0 ? 1 : 0; pass < 2; pass++)
+        {
+            for (int i = 0; i < targets.size(); i++)
+            {
+                final PartitionReplica target = targets.get(i);
+                if ((target.brokerId() == leader) == (pass == 0))
+                {
+                    pending.set(i, send(operation, request, target, version));
+                }
+            }
+        }
+        return pending;
+    }
+
+    /**
+     * Sends every pair of {@code brokerId} a pause at version 0, {@code rounds} times one after the other, so the
+     * first pause an operator sends runs neither this gateway's fan-out nor the broker's admin path for the first time
+     * (issue 30). It changes nothing: every replica holds version 0 or a newer one, so it answers the state it holds
+     * without proposing anything; the answers are neither logged, nor metered, nor remembered as the pairs' state.
+     * Completes with the number of pairs that answered (of {@code rounds} × the broker's pairs), never exceptionally.
+     */
+    public CompletableFuture<Integer> warmUp(final int brokerId, final int rounds)
+    {
+        final List<PartitionReplica> targets = topology.distribution().replicas().stream()
+            .filter((replica) -> replica.brokerId() == brokerId).toList();
+        CompletableFuture<Integer> answered = CompletableFuture.completedFuture(0);
+        if (targets.isEmpty())
+        {
+            return answered;
+        }
+        final AdminOperation request = adminOperation(ExportingOperation.PAUSE, 0, targets, 0);
+        for (int round = 0; round < rounds; round++)
+        {
+            answered = answered.thenCompose((sofar) ->
+            {
+                final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
+                for (final PartitionReplica target : targets)
+                {
+                    pending.add(warmUpSend(request, target));
+                }
+                return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->
+                    sofar + (int)pending.stream().filter((future) -> future.join() != null).count());
+            });
+        }
+        return answered;
+    }
+
+    /** One pair's warm-up request: what its broker answered, or null for a failure. */
+    private CompletableFuture<TargetResult> warmUpSend(final AdminOperation request, final PartitionReplica target)
+    {
+        try
+        {
+            return brokerClient.admin(target, request, requestTimeout)
+                .orTimeout(requestTimeout.plus(DEADLINE_GRACE).toMillis(), TimeUnit.MILLISECONDS)
+                .handle((result, error) -> error != null ? null : classifyAnswer(ExportingOperation.PAUSE, target, 0, result));
+        }
+        catch (final RuntimeException e)
+        {
+            return CompletableFuture.completedFuture(null);
+        }
     }
 
     private List<PartitionReplica> resolveTargets(final Optional<List<PartitionReplica>> requested)

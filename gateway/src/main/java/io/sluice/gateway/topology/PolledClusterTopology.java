@@ -23,10 +23,12 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntConsumer;
 
 /**
  * {@link ClusterTopology} kept fresh by polling every broker's topology API.
@@ -63,6 +65,7 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     private final java.util.concurrent.atomic.AtomicLong leaseExpiries = new java.util.concurrent.atomic.AtomicLong();
     private final AtomicBoolean[] polling;
     private final ScheduledExecutorService scheduler;
+    private final List<IntConsumer> reachableListeners = new CopyOnWriteArrayList<>();
 
     public PolledClusterTopology(
         final PartitionDistribution distribution,
@@ -101,6 +104,15 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
     {
         scheduler.scheduleWithFixedDelay(this::pollAll, 0, downPollInterval.toMillis(), TimeUnit.MILLISECONDS);
         return this;
+    }
+
+    /**
+     * Calls {@code listener} with a broker's id each time the broker becomes reachable (its first answered poll, and
+     * its first after being unreachable), on the poller's thread: it must not block.
+     */
+    public void onReachable(final IntConsumer listener)
+    {
+        reachableListeners.add(listener);
     }
 
     @Override
@@ -276,6 +288,17 @@ public final class PolledClusterTopology implements ClusterTopology, AutoCloseab
             {
                 LOG.info("broker {} at {} is reachable ({} partitions reported)",
                     brokerId, address(brokerId), partitions.size());
+                for (final IntConsumer listener : reachableListeners)
+                {
+                    try
+                    {
+                        listener.accept(brokerId);
+                    }
+                    catch (final RuntimeException e)
+                    {
+                        LOG.warn("a listener of broker {} becoming reachable failed: {}", brokerId, e.toString());
+                    }
+                }
             }
         }
         else

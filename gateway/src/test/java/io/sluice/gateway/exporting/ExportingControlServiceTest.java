@@ -370,6 +370,32 @@ class ExportingControlServiceTest
     }
 
     @Test
+    void aWarmUpSendsVersionZeroPausesToEachPairOfTheBrokerAndChangesNoStatus()
+    {
+        reportEverywhere(ExportingState.EXPORTING, 5);
+
+        final int answered = service.warmUp(1, 3).join();
+
+        assertThat(answered).isEqualTo(3 * 6);
+        assertThat(client.calls).hasSize(3 * 6)
+            .allSatisfy(call -> assertThat(call.target().brokerId()).isEqualTo(1))
+            .allSatisfy(call -> assertThat(call.kind()).isEqualTo(AdminRequestKind.PAUSE_EXPORTING))
+            .allSatisfy(call -> assertThat(call.version()).as("no replica takes version 0").isZero());
+        // The fake answers PAUSED at version 0 as if it obeyed: still not the pairs' state.
+        assertThat(service.status().state()).isEqualTo("EXPORTING");
+    }
+
+    @Test
+    void aWarmUpOfABrokerThatDoesNotAnswerCountsNoAnswer()
+    {
+        client.respondWith(call -> CompletableFuture.failedFuture(new PeerUnreachableException("refused", new ConnectException())));
+
+        assertThat(service.warmUp(0, 2).join()).isZero();
+        assertThat(service.warmUp(7, 2).join()).as("not a broker of the distribution: nothing sent").isZero();
+        assertThat(client.calls).hasSize(2 * 6);
+    }
+
+    @Test
     void statusReportsEveryPairAndTheCommonState()
     {
         for (final PartitionReplica replica : topology.distribution().replicas())

@@ -144,4 +144,26 @@ class PolledClusterTopologyTest
         assertThat(brokers.topologiesAnswered(1)).isEqualTo(1);
         assertThat(brokers.topologiesAnswered(2)).isEqualTo(1);
     }
+
+    @Test
+    void aBrokerBecomingReachableIsToldOnceEachTimeNotAtEveryPoll()
+    {
+        final java.util.Queue<Integer> told = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        topology.onReachable(told::add);
+        brokers.lead(0, 1, 2);
+        brokers.follow(1, 1, 2);
+        brokers.follow(2, 1, 2);
+        topology.start();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> told.size() == 3);
+        // Several polls at 100 ms: a broker that stays reachable is not told of again.
+        await().during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(2)).until(() -> told.size() == 3);
+        assertThat(told).containsExactlyInAnyOrder(0, 1, 2);
+
+        brokers.starting(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.isKnownDown(0));
+        brokers.serving(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> told.size() == 4);
+        assertThat(told).containsExactlyInAnyOrder(0, 1, 2, 0);
+    }
 }

@@ -78,7 +78,17 @@ public final class PauseHttpBenchmark
             final double firstFanoutMs = (PauseRounds.fanoutSeconds(gateway) - firstFanoutBefore) * 1000;
             Thread.sleep(500); // the brokers' span lines of the first pause reach their log files
             final List<String> firstLines = new ArrayList<>();
-            ExportingSpans.lines(cluster).forEach(firstLines::addAll);
+            final List<List<String>> firstByBroker = ExportingSpans.lines(cluster);
+            firstByBroker.forEach(firstLines::addAll);
+            for (int b = 0; b < firstByBroker.size(); b++)
+            {
+                final ExportingSpans ofBroker = ExportingSpans.parse(firstByBroker.get(b));
+                final int brokerPairs = pairs.size() / BROKERS;
+                run.log("first pause on broker %d: %d commit(s) %s, its latest pair applied %.1f ms, obeyed %.1f ms " +
+                        "after arriving", b, ofBroker.maxCommits(brokerPairs),
+                    ofBroker.maxCommits(brokerPairs) > 0 ? String.format("in %.1f ms", ofBroker.commitP50Ms(brokerPairs)) : "",
+                    ofBroker.appliedP50Ms(brokerPairs), ofBroker.obeyedP50Ms(brokerPairs));
+            }
             final ExportingSpans first = ExportingSpans.parse(firstLines);
             final long firstResume = PauseRounds.timed(gateway.exportingControl("resume", null), pairs.size());
             final PartitionReplica firstOne = pairs.get(ThreadLocalRandom.current().nextInt(pairs.size()));
@@ -152,7 +162,19 @@ public final class PauseHttpBenchmark
                 .result("floor_ms", commitMs + Stats.percentile(rtt, 50) / 1e6)
                 .result("pause_all_over_floor", pauseAll / (commitMs + Stats.percentile(rtt, 50) / 1e6));
             run.ratio(pauseAll / pauseOne);
-            run.log("report: %s", run.finish());
+            final Path report = run.finish();
+            run.log("report: %s", report);
+            // The brokers' and the gateway's logs go next to the report: their timestamps tell a first pause's story.
+            final Path logs = report.resolveSibling("pause-http-logs");
+            SluiceCluster.deleteRecursively(logs);
+            Files.createDirectories(logs);
+            try (java.util.stream.Stream<Path> files = Files.list(dir.resolve("logs")))
+            {
+                for (final Path log : files.toList())
+                {
+                    Files.copy(log, logs.resolve(log.getFileName()));
+                }
+            }
         }
         finally
         {
