@@ -1,5 +1,6 @@
 package io.sluice.broker;
 
+import io.sluice.broker.control.ControlGroup;
 import io.sluice.testing.QuietPeriod;
 import io.sluice.protocol.codecs.AdminRequestEncoder;
 import io.sluice.protocol.codecs.AdminRequestKind;
@@ -187,10 +188,19 @@ class BrokerExportingStateIT
 
     @Test
     @Timeout(120)
-    void theAdminPathWarmUpAtStartChangesNoExportingState() throws Exception
+    void theWarmUpsAtStartChangeNoExportingState() throws Exception
     {
-        // Each broker sends itself a version-0 pause once it serves (AdminPathWarmUp): it must stay a no-op.
+        // Each broker sends itself a version-0 pause once it serves (AdminPathWarmUp), applies exporting changes to a
+        // scratch control state (ApplyPathWarmUp) and, once its control replica caught up, commits barriers: all no-ops.
         cluster = TestCluster.start(dataDir, 3, 2, 3);
+        final long warmUpEntries = 3L * (1 + ControlGroup.COMMIT_WARM_UPS); // each broker's catch-up barrier and its warm-ups
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+        {
+            for (final Broker broker : cluster.brokers)
+            {
+                assertThat(broker.control().stateMachine().lastAppliedIndex()).isGreaterThanOrEqualTo(warmUpEntries);
+            }
+        });
         for (int partitionId = 1; partitionId <= 2; partitionId++)
         {
             cluster.awaitLeader(partitionId);
