@@ -29,6 +29,7 @@ import io.sluice.protocol.tls.ClusterTls;
 import io.sluice.protocol.tls.TlsModeProbe;
 import io.sluice.protocol.tls.TlsFiles;
 import io.sluice.protocol.transport.ConnectionLimits;
+import io.sluice.protocol.transport.RequestHandler;
 import io.sluice.protocol.transport.TransportConfig;
 import io.sluice.protocol.transport.TransportException;
 import io.sluice.protocol.transport.TransportServer;
@@ -52,6 +53,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -59,6 +61,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
@@ -92,13 +95,14 @@ public final class Broker implements AutoCloseable
     /** How often a broker looks for leaderships to give back to their preferred brokers. */
     static final long AUTO_REBALANCE_INTERVAL_MS = 1_000;
     /** How long a preferred replica must stay in sync before its leadership goes back to it (see {@link PreferredLeaderWatch}). */
-    static final java.time.Duration AUTO_REBALANCE_STABLE = java.time.Duration.ofSeconds(3);
+    static final Duration AUTO_REBALANCE_STABLE = Duration.ofSeconds(3);
     /** Bound on handing the control group's leadership over when the broker stops (a transfer takes well under 1 s). */
     static final Duration CONTROL_HANDOVER_BOUND = Duration.ofSeconds(3);
-    /** A certificate expiring within this window is reported (health, metric, a warning a day). */
     /** Scratch exporting changes applied at start (a few hundred calls of the apply path: the JIT's first tier). */
     static final int APPLY_WARM_UP_ROUNDS = 16;
-
+    /** Bound on the start warm-up's own version-0 pause, which answers from local state (~ms warm). */
+    private static final long WARM_UP_ANSWER_TIMEOUT_MS = 10_000;
+    /** A certificate expiring within this window is reported (health, metric, a warning a day). */
     public static final Duration CERTIFICATE_WARNING_WINDOW = Duration.ofDays(7);
 
     private final BrokerConfig config;
@@ -418,14 +422,10 @@ public final class Broker implements AutoCloseable
             phases.mark("serving");
             if (!partitions.isEmpty())
             {
-                final long adminWarmStartNs = System.nanoTime();
                 final int warmPartition = partitions.keySet().iterator().next();
-                AdminPathWarmUp.run(commandApi, nodeId, warmPartition).thenAccept((answer) ->
-                    LOG.info("broker {}: admin path warmed by a version-0 pause of partition {} (changes nothing) " +
-                        "in {} ms: {}", nodeId, warmPartition, (System.nanoTime() - adminWarmStartNs) / 1_000_000, answer));
                 // Its own thread: a few hundred ms of interpreted code must not hold up an admin request meanwhile.
-                final Thread warmUp = new Thread(() -> broker.warmApplyPath(APPLY_WARM_UP_ROUNDS),
-                    "sluice-apply-warm-up-" + nodeId);
+                final Thread warmUp = new Thread(() -> broker.warmPausePath(commandApi, warmPartition, APPLY_WARM_UP_ROUNDS),
+                    "sluice-pause-warm-up-" + nodeId);
                 warmUp.setDaemon(true);
                 warmUp.start();
             }
@@ -452,37 +452,33 @@ public final class Broker implements AutoCloseable
     }
 
     /**
-     * Runs what an exporting change costs this broker after it is committed, without changing anything: the control
-     * replica's apply of encoded changes on a scratch state ({@link ApplyPathWarmUp}) and, per partition, the wait
-     * for its exporters to obey a pause and a soft pause (which only passes the gates). So the first pause after a
-     * start runs compiled code here, not interpreted code on every broker at once.
+     * Runs what a pause costs this broker, without changing anything, so the first pause after a start runs compiled
+     * code here, not interpreted code on every broker at once (issue 30): a version-0 pause of one partition through
+     * its own command API ({@link AdminPathWarmUp}), the control replica's apply of encoded changes on a scratch state
+     * and the partitions' obey checks ({@link ApplyPathWarmUp}). The control group's commits are warmed once its
+     * replica caught up ({@code ControlGroup}).
      */
-    private void warmApplyPath(final int rounds)
+    private void warmPausePath(final RequestHandler commandApi, final int warmPartition, final int rounds)
     {
         final long startNs = System.nanoTime();
         try
         {
+            final String answer = AdminPathWarmUp.run(commandApi, config.nodeId(), warmPartition)
+                .get(WARM_UP_ANSWER_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             final int waits = ApplyPathWarmUp.run(config.nodeId(), config.distribution().partitionCount(), rounds);
-            int obeyed = 0;
-            for (int round = 0; round < rounds; round++)
-            {
-                for (final Partition partition : partitions.values())
-                {
-                    for (final io.sluice.protocol.codecs.ExportingState held : new io.sluice.protocol.codecs.ExportingState[] {io.sluice.protocol.codecs.ExportingState.PAUSED,
-                        io.sluice.protocol.codecs.ExportingState.SOFT_PAUSED})
-                    {
-                        // Completes at once unless an export or a positions proposal is in flight: not waited for.
-                        obeyed += partition.exporting().awaitObeyed(held).isDone() ? 1 : 0;
-                    }
-                }
-            }
-            LOG.info("broker {}: apply path warmed by {} exporting changes of a scratch control state ({} version waits) " +
-                "and {} obey checks (changes nothing) in {} ms", config.nodeId(), rounds, waits, obeyed,
-                (System.nanoTime() - startNs) / 1_000_000);
+            final int obeyed = ApplyPathWarmUp.obeyChecks(
+                partitions.values().stream().map(Partition::exporting).toList(), rounds);
+            LOG.info("broker {}: pause path warmed in {} ms, changing nothing: a version-0 pause of partition {} " +
+                "answered {}; {} exporting changes applied to a scratch control state ({} version waits); {} obey checks",
+                config.nodeId(), (System.nanoTime() - startNs) / 1_000_000, warmPartition, answer, rounds, waits, obeyed);
         }
-        catch (final RuntimeException e)
+        catch (final InterruptedException e)
         {
-            LOG.info("broker {}: apply path not warmed: {}", config.nodeId(), e.toString());
+            Thread.currentThread().interrupt();
+        }
+        catch (final ExecutionException | TimeoutException | RuntimeException e)
+        {
+            LOG.info("broker {}: pause path not warmed: {}", config.nodeId(), e.toString());
         }
     }
 

@@ -1,13 +1,16 @@
 package io.sluice.broker.control;
 
+import io.sluice.broker.exporting.ExportingView;
 import io.sluice.protocol.codecs.ExportingState;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.helpers.NOPLogger;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -43,7 +46,7 @@ public final class ApplyPathWarmUp
             }
             final ExportingChange change = round % 2 == 1 ? ExportingChange.ofAll(round, ExportingState.PAUSED) :
                 new ExportingChange(round, ExportingState.EXPORTING, false, every);
-            final ByteBuffer entry = ControlEntries.exportingChange(change, brokerId, ControlGroup.epochMicros(java.time.Clock.systemUTC()))
+            final ByteBuffer entry = ControlEntries.exportingChange(change, brokerId, ControlGroup.epochMicros(Clock.systemUTC()))
                 .getContent().asReadOnlyByteBuffer();
             try
             {
@@ -56,5 +59,24 @@ public final class ApplyPathWarmUp
             completed += (int)waits.stream().filter((wait) -> wait.isDone() && !wait.isCompletedExceptionally()).count();
         }
         return completed;
+    }
+
+    /**
+     * Runs {@code rounds} times, for each partition, the check that its exporters obey a pause and a soft pause (which
+     * only passes the gates: it completes at once unless an export or a positions proposal is in flight, and is not
+     * waited for); returns how many completed at once.
+     */
+    public static int obeyChecks(final Collection<ExportingView> partitions, final int rounds)
+    {
+        int obeyed = 0;
+        for (int round = 0; round < rounds; round++)
+        {
+            for (final ExportingView partition : partitions)
+            {
+                obeyed += partition.awaitObeyed(ExportingState.PAUSED).isDone() ? 1 : 0;
+                obeyed += partition.awaitObeyed(ExportingState.SOFT_PAUSED).isDone() ? 1 : 0;
+            }
+        }
+        return obeyed;
     }
 }

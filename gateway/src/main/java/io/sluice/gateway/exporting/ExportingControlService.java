@@ -226,7 +226,7 @@ public class ExportingControlService
                 final PartitionReplica target = targets.get(i);
                 if ((target.brokerId() == leader) == (pass == 0))
                 {
-                    pending.set(i, send(operation, request, target, version));
+                    pending.set(i, send(operation, request, target, version, true));
                 }
             }
         }
@@ -257,28 +257,13 @@ public class ExportingControlService
                 final List<CompletableFuture<TargetResult>> pending = new ArrayList<>(targets.size());
                 for (final PartitionReplica target : targets)
                 {
-                    pending.add(warmUpSend(request, target));
+                    pending.add(send(ExportingOperation.PAUSE, request, target, 0, false));
                 }
-                return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((ignored, error) ->
-                    sofar + (int)pending.stream().filter((future) -> future.join() != null).count());
+                return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply((ignored) ->
+                    sofar + (int)pending.stream().filter((future) -> future.join().outcome() == ExportingOutcome.SUCCEEDED).count());
             });
         }
         return answered;
-    }
-
-    /** One pair's warm-up request: what its broker answered, or null for a failure. */
-    private CompletableFuture<TargetResult> warmUpSend(final AdminOperation request, final PartitionReplica target)
-    {
-        try
-        {
-            return brokerClient.admin(target, request, requestTimeout)
-                .orTimeout(requestTimeout.plus(DEADLINE_GRACE).toMillis(), TimeUnit.MILLISECONDS)
-                .handle((result, error) -> error != null ? null : classifyAnswer(ExportingOperation.PAUSE, target, 0, result));
-        }
-        catch (final RuntimeException e)
-        {
-            return CompletableFuture.completedFuture(null);
-        }
     }
 
     private List<PartitionReplica> resolveTargets(final Optional<List<PartitionReplica>> requested)
@@ -360,8 +345,13 @@ public class ExportingControlService
             targets.stream().mapToInt(PartitionReplica::partitionId).distinct().sorted().toArray(), leaseMicros);
     }
 
+    /**
+     * One pair's request, classified; never completes exceptionally. {@code remember}: take a successful answer as
+     * the pair's state in the status view (false only for the warm-ups, whose answers are not an operator's).
+     */
     private CompletableFuture<TargetResult> send(
-        final ExportingOperation operation, final AdminOperation request, final PartitionReplica target, final long version)
+        final ExportingOperation operation, final AdminOperation request, final PartitionReplica target, final long version,
+        final boolean remember)
     {
         // Fail at once only where no connection can be had; a hung broker gets its request and times out (504).
         if (topology.isKnownDown(target.brokerId()))
@@ -387,7 +377,7 @@ public class ExportingControlService
                     return classifyFailure(target, error);
                 }
                 final TargetResult classified = classifyAnswer(operation, target, version, result);
-                if (classified.outcome() == ExportingOutcome.SUCCEEDED)
+                if (remember && classified.outcome() == ExportingOutcome.SUCCEEDED)
                 {
                     statusView.remember(new AdminResult(target, result.state(), result.version(), result.exportedPosition(),
                         result.lastPosition(), result.hold()));
